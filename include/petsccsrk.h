@@ -1,0 +1,114 @@
+/*
+   Public interface of the CSR-k matrix types for PETSc.
+
+   CSR-k stores a sparse matrix as CSR plus k-1 pointer arrays that group consecutive rows into
+   super-rows (k >= 2) and super-rows into super-super-rows (k = 3), after a bandwidth-limiting
+   reordering of the rows (Band-k). The matrix types derive from AIJ: every AIJ operation keeps
+   working, and MatMult/MatMultAdd run through the CSR-k kernels.
+*/
+#ifndef PETSCCSRK_H
+#define PETSCCSRK_H
+
+#include <petscmat.h>
+
+/* PETSC_SUCCESS arrived in PETSc 3.19; programs built against older releases get it here */
+#if PETSC_VERSION_LT(3, 19, 0) && !defined(PETSC_SUCCESS)
+  #define PETSC_SUCCESS 0
+#endif
+
+/* Root names (resolved by communicator size) and the concrete types. The concrete names keep the
+   "seqaij"/"mpiaij" prefix so that PETSc treats them as AIJ (factorizations, MatMPIAIJGetSeqAIJ, PCs). */
+#define MATCSRK        "csrk"
+#define MATSEQCSRK     "seqaijcsrk"
+#define MATMPICSRK     "mpiaijcsrk"
+#define MATCSRKCUDA    "csrkcuda"
+#define MATSEQCSRKCUDA "seqaijcsrkcuda"
+#define MATMPICSRKCUDA "mpiaijcsrkcuda"
+
+/* Band-k, also available to any PETSc program through MatGetOrdering() */
+#define MATORDERINGBANDK "bandk"
+
+/*E
+   MatCSRKOrdering - ordering applied to the rows (and columns) of the local diagonal block before the CSR-k structure is built
+
+$  MAT_CSRK_ORDERING_NATURAL - keep the user's ordering
+$  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee from PETSc's MatGetOrdering()
+$  MAT_CSRK_ORDERING_BANDK   - Band-k: METIS coarsening into super-rows (and super-super-rows), weighted RCM of each coarse level
+$  MAT_CSRK_ORDERING_AUTO    - (default) Band-k when the user's ordering is far from banded (mean |i-j| > rows/16), else natural
+
+   Options Database Key:
+.  -mat_csrk_ordering <natural,rcm,bandk,auto> - the ordering
+
+   Level: intermediate
+
+.seealso: `MatCSRKSetOrdering()`, `MATCSRK`
+E*/
+typedef enum {
+  MAT_CSRK_ORDERING_NATURAL,
+  MAT_CSRK_ORDERING_RCM,
+  MAT_CSRK_ORDERING_BANDK,
+  MAT_CSRK_ORDERING_AUTO
+} MatCSRKOrdering;
+PETSC_EXTERN const char *const MatCSRKOrderings[];
+
+/*E
+   MatCSRKLayout - how a reordered matrix is stored and how results return to the user's ordering
+
+$  MAT_CSRK_LAYOUT_RENUMBERED - permuted copy P A P^T with renumbered columns: x is gathered into the internal order, y is scattered back
+$  MAT_CSRK_LAYOUT_ROWPERM    - rows stored in the new order over the original column numbers: x is read in place, y is scattered back
+
+   Options Database Key:
+.  -mat_csrk_layout <renumbered,rowperm> - the layout
+
+   Level: advanced
+
+.seealso: `MatCSRKSetLayout()`, `MATCSRK`
+E*/
+typedef enum {
+  MAT_CSRK_LAYOUT_RENUMBERED,
+  MAT_CSRK_LAYOUT_ROWPERM
+} MatCSRKLayout;
+PETSC_EXTERN const char *const MatCSRKLayouts[];
+
+/*S
+   MatCSRKInfo - summary of the CSR-k structure of a matrix (for the MPI type: of the local diagonal block, maxima over ranks
+   for times and bandwidths, sums for memory)
+
+   Level: intermediate
+
+.seealso: `MatCSRKGetInfo()`
+S*/
+typedef struct {
+  PetscInt        k;          /* levels: 1 = CSR, 2 = super-rows, 3 = super-super-rows */
+  PetscInt        sr_size;    /* target rows per super-row */
+  PetscInt        ssr_size;   /* target super-rows per super-super-row */
+  PetscInt        nsr, nssr;  /* number of super-rows and super-super-rows */
+  MatCSRKOrdering ordering;   /* ordering in effect (natural when the block is not square) */
+  MatCSRKLayout   layout;     /* layout in effect */
+  PetscInt        bw_before;  /* bandwidth max|i-j| of the local diagonal block in the user's ordering */
+  PetscInt        bw_after;   /* the same after reordering */
+  PetscInt        nthreads;   /* OpenMP threads used by the kernels */
+  PetscLogDouble  build_time; /* seconds spent in the last structure build (ordering included) */
+  PetscLogDouble  bytes;      /* memory held by the CSR-k structure in addition to the AIJ storage */
+  PetscInt        nbuilds;    /* structure builds (ordering + pointers) so far */
+  PetscInt        nrefresh;   /* value refreshes without a rebuild so far */
+} MatCSRKInfo;
+
+PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);
+PETSC_EXTERN PetscErrorCode MatCSRKSetLevels(Mat, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKGetLevels(Mat, PetscInt *);
+PETSC_EXTERN PetscErrorCode MatCSRKSetSizes(Mat, PetscInt, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKGetSizes(Mat, PetscInt *, PetscInt *);
+PETSC_EXTERN PetscErrorCode MatCSRKSetOrdering(Mat, MatCSRKOrdering);
+PETSC_EXTERN PetscErrorCode MatCSRKGetOrdering(Mat, MatCSRKOrdering *);
+PETSC_EXTERN PetscErrorCode MatCSRKSetLayout(Mat, MatCSRKLayout);
+PETSC_EXTERN PetscErrorCode MatCSRKGetLayout(Mat, MatCSRKLayout *);
+PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
+
+/* Utilities of the tests, tutorials and benchmarks: Matrix Market input and generated problems */
+PETSC_EXTERN PetscErrorCode MatCSRKReadMatrixMarket(MPI_Comm, const char[], Mat *);
+PETSC_EXTERN PetscErrorCode MatCSRKCreateProblem(MPI_Comm, const char[], PetscInt, PetscInt, Mat *);
+PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandom(Mat, PetscInt, Mat *);
+
+#endif

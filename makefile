@@ -1,0 +1,88 @@
+# petsc-csrk: the CSR-k matrix types as a PETSc plugin.
+#
+#   make          builds lib/libcsrk.so, the tests and the tutorials
+#   make check    installs missing dependencies (Debian, as root), builds, runs every test
+#   make demo     runs tutorials/ex1 (CG on 3D Poisson, aij and csrk side by side)
+#   make deps     only the dependency check/installation
+#
+# PETSc comes from PETSC_DIR/PETSC_ARCH when set, else from pkg-config (Debian's petsc-dev).
+# METIS from METIS_DIR when set, else pkg-config metis, else the system default paths.
+
+.DEFAULT_GOAL := all
+TOP := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+
+ifeq ($(strip $(PETSC_DIR)),)
+  PETSC_DIR := $(shell pkg-config --variable=prefix PETSc 2>/dev/null)
+endif
+PETSC_CONF := $(firstword $(wildcard $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/petscvariables $(PETSC_DIR)/lib/petsc/conf/petscvariables))
+ifneq ($(PETSC_CONF),)
+  include $(PETSC_CONF)
+endif
+
+METIS_CFLAGS ?= $(if $(METIS_DIR),-I$(METIS_DIR)/include,$(shell pkg-config --cflags metis 2>/dev/null))
+METIS_LIBS   ?= $(if $(METIS_DIR),-L$(METIS_DIR)/lib -Wl$(comma)-rpath$(comma)$(METIS_DIR)/lib -lmetis,$(or $(shell pkg-config --libs metis 2>/dev/null),-lmetis))
+OPENMP_FLAGS ?= -fopenmp
+comma := ,
+
+CC_        := $(or $(PCC),mpicc)
+OPTFLAGS   ?= -O3
+WARNFLAGS  ?= -Wall -Wextra -Wno-unused-parameter
+CFLAGS_ALL  = -fPIC $(OPTFLAGS) $(WARNFLAGS) $(OPENMP_FLAGS) $(EXTRA_CFLAGS) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES) $(METIS_CFLAGS)
+RPATH       = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(PETSC_LIB)))
+LIBS_ALL    = $(OPENMP_FLAGS) $(METIS_LIBS) $(RPATH) $(PETSC_LIB) -lz $(EXTRA_LDFLAGS)
+
+BUILD := $(TOP)/build
+LIB   := $(TOP)/lib/libcsrk.so
+
+LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/tuning.c \
+           src/mat/impls/csrk/ordering/bandk.c src/mat/impls/csrk/seq/csrkseq.c src/mat/impls/csrk/mpi/csrkmpi.c \
+           src/mat/utils/mmread.c src/mat/utils/problems.c
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+
+TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
+
+.PHONY: all deps check test demo clean need-petsc
+all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
+
+need-petsc:
+	@if [ -z "$(PETSC_CONF)" ]; then echo "PETSc not found: set PETSC_DIR (and PETSC_ARCH) or run 'make deps' (Debian: petsc-dev)"; exit 1; fi
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC_) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC_) -shared -o $@ $^ $(LIBS_ALL)
+
+# tests and tutorials link the library (and so can call MatCSRKRegister); PETSc programs may instead load it with -dll_append
+$(BUILD)/tests/% $(BUILD)/tutorials/%: CFLAGS_EXE = $(filter-out -fPIC,$(CFLAGS_ALL))
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(TOP)/lib -Wl,-rpath,$(TOP)/lib -lcsrk $(LIBS_ALL)
+$(BUILD)/tutorials/%: tutorials/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(TOP)/lib -Wl,-rpath,$(TOP)/lib -lcsrk $(LIBS_ALL)
+
+deps:
+	@bash $(TOP)/configure-hooks/install-deps.sh
+
+# deps first, then a fresh make so that the PETSc variables are read
+check:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory test
+
+test: all
+	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh
+
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/tutorials/ex1 -n 48
+
+clean:
+	rm -rf $(BUILD) $(TOP)/lib
+
+-include $(LIB_OBJ:.o=.d)

@@ -1,0 +1,419 @@
+/*
+   Registration of the CSR-k types, their options and the public setters/getters.
+*/
+#include "csrkimpl.h"
+
+const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
+const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
+
+PetscLogEvent MAT_CSRKBuild;
+
+static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
+static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
+static struct _MatOps        MatCSRKBaseOps[2];
+
+#if defined(PETSC_HAVE_CUDA) && defined(CSRK_HAVE_CUDA)
+PETSC_INTERN PetscErrorCode MatCSRKCUDARegister(void);
+#endif
+
+PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
+{
+  PetscFunctionBegin;
+  opt->k        = 2;
+  opt->sr_size  = PETSC_DECIDE;
+  opt->ssr_size = PETSC_DECIDE;
+  opt->ordering = MAT_CSRK_ORDERING_AUTO;
+  opt->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
+  opt->nthreads = PETSC_DECIDE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
+{
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads);
+}
+
+static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
+{
+  PetscFunctionBegin;
+  PetscCheck(opt->k >= 1 && opt->k <= 3, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "CSR-k levels (-mat_csrk_k) must be 1, 2 or 3, not %" PetscInt_FMT, opt->k);
+  PetscCheck(opt->sr_size == PETSC_DECIDE || opt->sr_size >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-row size (-mat_csrk_sr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->sr_size);
+  PetscCheck(opt->ssr_size == PETSC_DECIDE || opt->ssr_size >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-super-row size (-mat_csrk_ssr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->ssr_size);
+  PetscCheck(opt->nthreads == PETSC_DECIDE || opt->nthreads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Thread count (-mat_csrk_threads) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->nthreads);
+  PetscCheck((int)opt->ordering >= 0 && opt->ordering <= MAT_CSRK_ORDERING_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k ordering %d (-mat_csrk_ordering)", (int)opt->ordering);
+  PetscCheck((int)opt->layout >= 0 && opt->layout <= MAT_CSRK_LAYOUT_ROWPERM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k layout %d (-mat_csrk_layout)", (int)opt->layout);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option */
+PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, MatCSRKOptions *opt, PetscBool *changed)
+{
+  MatCSRKOptions old = *opt;
+  PetscInt       nthreads = opt->nthreads, sr = opt->sr_size, ssr = opt->ssr_size;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "CSR-k matrix options");
+  PetscCall(PetscOptionsRangeInt("-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", opt->k, &opt->k, NULL, 1, 3));
+  PetscCall(PetscOptionsBoundedInt("-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", sr == PETSC_DECIDE ? 0 : sr, &sr, NULL, 0));
+  PetscCall(PetscOptionsBoundedInt("-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", ssr == PETSC_DECIDE ? 0 : ssr, &ssr, NULL, 0));
+  PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
+  PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
+                             (PetscEnum *)&opt->layout, NULL));
+  PetscCall(PetscOptionsBoundedInt("-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", nthreads == PETSC_DECIDE ? 0 : nthreads, &nthreads, NULL, 0));
+  PetscOptionsHeadEnd();
+  opt->sr_size  = sr ? sr : PETSC_DECIDE;
+  opt->ssr_size = ssr ? ssr : PETSC_DECIDE;
+  opt->nthreads = nthreads ? nthreads : PETSC_DECIDE;
+  PetscCall(MatCSRKOptionsCheck(opt));
+  *changed = (PetscBool)!MatCSRKOptionsEqual(&old, opt);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The SeqAIJ (mpi = false) or MPIAIJ methods, copied once from a freshly created matrix: CSR-k calls them by
+   pointer because they are not exported by PETSc, and a static copy survives MatHeaderMerge() */
+PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
+{
+  PetscFunctionBegin;
+  if (!MatCSRKBaseOpsSet[mpi]) {
+    Mat A;
+    PetscCall(MatCreate(PETSC_COMM_SELF, &A));
+    PetscCall(MatSetType(A, mpi ? MATMPIAIJ : MATSEQAIJ));
+    MatCSRKBaseOps[mpi]    = *A->ops;
+    MatCSRKBaseOpsSet[mpi] = PETSC_TRUE;
+    PetscCall(MatDestroy(&A));
+  }
+  *ops = &MatCSRKBaseOps[mpi];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCSRKFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  MatCSRKRegisterCalled = PETSC_FALSE;
+  MatCSRKBaseOpsSet[0] = MatCSRKBaseOpsSet[1] = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatCSRKRegister - registers the CSR-k matrix types (`MATCSRK`, and `MATCSRKCUDA` when built with CUDA) and the
+  `MATORDERINGBANDK` ordering with PETSc
+
+  Not Collective
+
+  Level: beginner
+
+  Notes:
+  A program that links the library calls this once after `PetscInitialize()`. Programs that load it with
+  `-dll_append <dir>/libcsrk.so` need not: PETSc calls `PetscDLLibraryRegister_csrk()`, which calls this.
+  Calling it more than once is harmless.
+
+.seealso: `MATCSRK`, `MATSEQCSRK`, `MATMPICSRK`, `MatCSRKSetOrdering()`
+@*/
+PetscErrorCode MatCSRKRegister(void)
+{
+  PetscFunctionBegin;
+  if (MatCSRKRegisterCalled) PetscFunctionReturn(PETSC_SUCCESS);
+  MatCSRKRegisterCalled = PETSC_TRUE;
+  PetscCall(MatRegisterRootName(MATCSRK, MATSEQCSRK, MATMPICSRK));
+  PetscCall(MatRegister(MATSEQCSRK, MatCreate_SeqCSRK));
+  PetscCall(MatRegister(MATMPICSRK, MatCreate_MPICSRK));
+  PetscCall(MatOrderingRegister(MATORDERINGBANDK, MatGetOrdering_BandK));
+  PetscCall(PetscLogEventRegister("MatCSRKBuild", MAT_CLASSID, &MAT_CSRKBuild));
+#if defined(PETSC_HAVE_CUDA) && defined(CSRK_HAVE_CUDA)
+  PetscCall(MatCSRKCUDARegister());
+#endif
+  PetscCall(PetscRegisterFinalize(MatCSRKFinalizePackage));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Called by PETSc when the library is loaded with -dll_append (the name follows the file name libcsrk.so) */
+PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_csrk(void)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKRegister());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCSRKGetOptions_Private(Mat A, MatCSRKOptions *opt)
+{
+  PetscFunctionBegin;
+  PetscUseMethod(A, "MatCSRKGetOptions_C", (Mat, MatCSRKOptions *), (A, opt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCSRKSetOptions_Private(Mat A, const MatCSRKOptions *opt)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKOptionsCheck(opt));
+  PetscTryMethod(A, "MatCSRKSetOptions_C", (Mat, const MatCSRKOptions *), (A, opt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Changes one field of the options of a CSR-k matrix; a no-op on other types, as PETSc's type-specific setters */
+#define MatCSRKSetField(A, field, value) \
+  do { \
+    MatCSRKOptions opt_; \
+    PetscErrorCode (*f_)(Mat, const MatCSRKOptions *) = NULL; \
+    PetscValidHeaderSpecific(A, MAT_CLASSID, 1); \
+    PetscCall(PetscObjectQueryFunction((PetscObject)(A), "MatCSRKSetOptions_C", &f_)); \
+    if (!f_) PetscFunctionReturn(PETSC_SUCCESS); \
+    PetscCall(MatCSRKGetOptions_Private(A, &opt_)); \
+    opt_.field = (value); \
+    PetscCall(MatCSRKSetOptions_Private(A, &opt_)); \
+  } while (0)
+
+/*@
+  MatCSRKSetLevels - sets k, the number of levels of the CSR-k structure
+
+  Logically Collective
+
+  Input Parameters:
++ A - the matrix, of type `MATCSRK`
+- k - 1 (plain CSR), 2 (rows grouped into super-rows, the CPU default) or 3 (super-rows grouped into super-super-rows)
+
+  Options Database Key:
+. -mat_csrk_k <k> - the levels
+
+  Level: intermediate
+
+.seealso: `MATCSRK`, `MatCSRKGetLevels()`, `MatCSRKSetSizes()`
+@*/
+PetscErrorCode MatCSRKSetLevels(Mat A, PetscInt k)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveInt(A, k, 2);
+  MatCSRKSetField(A, k, k);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKGetLevels - gets k, the number of levels of the CSR-k structure
+
+  Not Collective
+
+  Input Parameter:
+. A - the matrix, of type `MATCSRK`
+
+  Output Parameter:
+. k - the levels
+
+  Level: intermediate
+
+.seealso: `MATCSRK`, `MatCSRKSetLevels()`
+@*/
+PetscErrorCode MatCSRKGetLevels(Mat A, PetscInt *k)
+{
+  MatCSRKOptions opt;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
+  *k = opt.k;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetSizes - sets the super-row size (rows per super-row) and super-super-row size (super-rows per super-super-row)
+
+  Logically Collective
+
+  Input Parameters:
++ A        - the matrix, of type `MATCSRK`
+. sr_size  - rows per super-row, or `PETSC_DECIDE` for the tuning rule
+- ssr_size - super-rows per super-super-row (k = 3), or `PETSC_DECIDE`
+
+  Options Database Keys:
++ -mat_csrk_sr_size <n>  - super-row size
+- -mat_csrk_ssr_size <n> - super-super-row size
+
+  Level: intermediate
+
+  Note:
+  With the Band-k ordering the super-rows are the METIS groups, whose sizes are about these sizes.
+
+.seealso: `MATCSRK`, `MatCSRKGetSizes()`, `MatCSRKSetLevels()`
+@*/
+PetscErrorCode MatCSRKSetSizes(Mat A, PetscInt sr_size, PetscInt ssr_size)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveInt(A, sr_size, 2);
+  PetscValidLogicalCollectiveInt(A, ssr_size, 3);
+  MatCSRKSetField(A, sr_size, sr_size);
+  MatCSRKSetField(A, ssr_size, ssr_size);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKGetSizes - gets the requested super-row and super-super-row sizes (`PETSC_DECIDE` when left to the tuning rule;
+  `MatCSRKGetInfo()` gives the sizes in effect)
+
+  Not Collective
+
+  Input Parameter:
+. A - the matrix, of type `MATCSRK`
+
+  Output Parameters:
++ sr_size  - rows per super-row
+- ssr_size - super-rows per super-super-row
+
+  Level: intermediate
+
+.seealso: `MATCSRK`, `MatCSRKSetSizes()`, `MatCSRKGetInfo()`
+@*/
+PetscErrorCode MatCSRKGetSizes(Mat A, PetscInt *sr_size, PetscInt *ssr_size)
+{
+  MatCSRKOptions opt;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
+  if (sr_size) *sr_size = opt.sr_size;
+  if (ssr_size) *ssr_size = opt.ssr_size;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetOrdering - sets the row ordering the CSR-k structure of the (local diagonal block of the) matrix is built in
+
+  Logically Collective
+
+  Input Parameters:
++ A        - the matrix, of type `MATCSRK`
+- ordering - `MAT_CSRK_ORDERING_AUTO`, `MAT_CSRK_ORDERING_NATURAL`, `MAT_CSRK_ORDERING_RCM` or `MAT_CSRK_ORDERING_BANDK`
+
+  Options Database Key:
+. -mat_csrk_ordering <auto,natural,rcm,bandk> - the ordering
+
+  Level: intermediate
+
+  Note:
+  Results are always in the user's ordering; the ordering only changes the internal layout.
+
+.seealso: `MATCSRK`, `MatCSRKOrdering`, `MatCSRKSetLayout()`
+@*/
+PetscErrorCode MatCSRKSetOrdering(Mat A, MatCSRKOrdering ordering)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveEnum(A, ordering, 2);
+  MatCSRKSetField(A, ordering, ordering);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKGetOrdering - gets the requested CSR-k ordering
+
+  Not Collective
+
+  Input Parameter:
+. A - the matrix, of type `MATCSRK`
+
+  Output Parameter:
+. ordering - the ordering
+
+  Level: intermediate
+
+.seealso: `MATCSRK`, `MatCSRKSetOrdering()`
+@*/
+PetscErrorCode MatCSRKGetOrdering(Mat A, MatCSRKOrdering *ordering)
+{
+  MatCSRKOptions opt;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
+  *ordering = opt.ordering;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetLayout - sets how a reordered CSR-k matrix is stored
+
+  Logically Collective
+
+  Input Parameters:
++ A      - the matrix, of type `MATCSRK`
+- layout - `MAT_CSRK_LAYOUT_RENUMBERED` or `MAT_CSRK_LAYOUT_ROWPERM`
+
+  Options Database Key:
+. -mat_csrk_layout <renumbered,rowperm> - the layout
+
+  Level: advanced
+
+.seealso: `MATCSRK`, `MatCSRKLayout`, `MatCSRKSetOrdering()`
+@*/
+PetscErrorCode MatCSRKSetLayout(Mat A, MatCSRKLayout layout)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveEnum(A, layout, 2);
+  MatCSRKSetField(A, layout, layout);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKGetLayout - gets the requested CSR-k layout
+
+  Not Collective
+
+  Input Parameter:
+. A - the matrix, of type `MATCSRK`
+
+  Output Parameter:
+. layout - the layout
+
+  Level: advanced
+
+.seealso: `MATCSRK`, `MatCSRKSetLayout()`
+@*/
+PetscErrorCode MatCSRKGetLayout(Mat A, MatCSRKLayout *layout)
+{
+  MatCSRKOptions opt;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
+  *layout = opt.layout;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetNumThreads - sets the number of OpenMP threads of the CSR-k kernels
+
+  Logically Collective
+
+  Input Parameters:
++ A        - the matrix, of type `MATCSRK`
+- nthreads - the threads, or `PETSC_DECIDE` for omp_get_max_threads()
+
+  Options Database Key:
+. -mat_csrk_threads <n> - the threads
+
+  Level: intermediate
+
+.seealso: `MATCSRK`
+@*/
+PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveInt(A, nthreads, 2);
+  MatCSRKSetField(A, nthreads, nthreads);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKGetInfo - gets a summary of the CSR-k structure in effect, building it if needed
+
+  Collective
+
+  Input Parameter:
+. A - the assembled matrix, of type `MATCSRK`
+
+  Output Parameter:
+. info - the summary
+
+  Level: intermediate
+
+.seealso: `MATCSRK`, `MatCSRKInfo`
+@*/
+PetscErrorCode MatCSRKGetInfo(Mat A, MatCSRKInfo *info)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscUseMethod(A, "MatCSRKGetInfo_C", (Mat, MatCSRKInfo *), (A, info));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,107 @@
+/* Private declarations shared by the CSR-k sequential, MPI and CUDA implementations. */
+#ifndef CSRKIMPL_H
+#define CSRKIMPL_H
+
+#include <petsccsrk.h>
+#include <petsc/private/matimpl.h>
+#include <stdint.h>
+
+/* ---- PETSc version compatibility (3.18 .. newest) ---- */
+#if PETSC_VERSION_LT(3, 23, 0)
+typedef PetscOptionItems *CSRKOptionItems;
+#else
+typedef PetscOptionItems CSRKOptionItems;
+#endif
+
+/* Local indices on the hot path are 32-bit whatever PetscInt is; this is checked before allocation. */
+typedef int32_t CSRKIdx;
+#define CSRK_IDX_MAX INT32_MAX
+
+/* Options of one matrix: set at the MPI level and copied to its blocks. */
+typedef struct {
+  PetscInt        k;        /* 1, 2 or 3 */
+  PetscInt        sr_size;  /* rows per super-row; PETSC_DECIDE: from the tuning rule */
+  PetscInt        ssr_size; /* super-rows per super-super-row; PETSC_DECIDE: from the tuning rule */
+  MatCSRKOrdering ordering;
+  MatCSRKLayout   layout;
+  PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
+} MatCSRKOptions;
+
+/* The CSR-k structure of one sequential block: the copy the kernels stream through.
+   Row r of the structure is row perm[r] of the user's matrix. Its column indices are the user's
+   columns (natural ordering, rowperm layout) or iperm[] of them (renumbered layout). */
+typedef struct {
+  PetscInt        m, n, nnz;
+  PetscInt        k, sr_size, ssr_size;
+  MatCSRKOrdering ordering; /* in effect */
+  MatCSRKLayout   layout;   /* in effect */
+  PetscInt        nsr, nssr;
+  CSRKIdx        *rowptr;   /* m+1 */
+  CSRKIdx        *colidx;   /* nnz */
+  PetscScalar    *val;      /* nnz */
+  CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
+  CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
+  CSRKIdx        *perm;     /* m, NULL for the identity */
+  PetscScalar    *xwork;    /* n: x gathered into the internal order (renumbered layout) */
+  PetscInt        nonzerorows;
+  /* static schedule: thread t owns top-level units [tstart[t], tstart[t+1]) */
+  PetscInt        nthreads;
+  PetscInt       *tstart;
+  /* statistics */
+  PetscInt        bw_before, bw_after;
+  PetscLogDouble  build_time;
+  PetscLogDouble  bytes;
+} MatCSRKStructure;
+
+/* spptr of a sequential CSR-k matrix */
+typedef struct {
+  MatCSRKOptions    opt;
+  MatCSRKStructure *st;
+  PetscObjectState  nzstate; /* A->nonzerostate the structure was built for */
+  PetscObjectState  state;   /* object state the values were copied at */
+  PetscBool         stale;   /* options changed: rebuild at next use */
+  PetscInt          nbuilds, nrefresh;
+  void             *device;  /* device copy (CUDA type) */
+} Mat_SeqCSRK;
+
+/* spptr of an MPI CSR-k matrix */
+typedef struct {
+  MatCSRKOptions opt;
+} Mat_MPICSRK;
+
+PETSC_INTERN PetscLogEvent MAT_CSRKBuild;
+
+/* options */
+PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
+PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, MatCSRKOptions *, PetscBool *);
+PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
+
+/* tuning */
+PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
+
+/* ordering */
+PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **, PetscInt *, PetscInt **);
+PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
+
+/* structure */
+PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatCSRKStructureView(MatCSRKStructure *, PetscViewer);
+
+/* kernels (OpenMP) */
+PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+
+/* sequential type */
+PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatSeqCSRKSetOptions(Mat, const MatCSRKOptions *);
+PETSC_INTERN PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
+PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatCreate_MPICSRK(Mat);
+
+/* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
+PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
+
+#endif

@@ -1,0 +1,359 @@
+/*
+   Building the CSR-k structure of a sequential AIJ block: ordering, row/super-row/super-super-row
+   pointers, a 32-bit column index copy and a value copy laid out for the kernels.
+
+   This is the one structure build shared by the sequential, MPI and CUDA types.
+*/
+#include "csrkimpl.h"
+#if defined(_OPENMP)
+  #include <omp.h>
+#endif
+
+static PetscInt CSRKDefaultThreads(void)
+{
+#if defined(_OPENMP)
+  return (PetscInt)omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/* Splits the top-level units (rows, super-rows or super-super-rows) into nthreads contiguous ranges of
+   about equal cost (nonzeros + rows): a static schedule that also decides which thread first touches
+   which part of the arrays. */
+static PetscErrorCode CSRKPartitionThreads(MatCSRKStructure *st)
+{
+  PetscInt  nunits, T = st->nthreads, u, t;
+  PetscReal total, target, acc = 0;
+
+  PetscFunctionBegin;
+  nunits = st->k == 1 ? st->m : (st->k == 2 ? st->nsr : st->nssr);
+  PetscCall(PetscMalloc1(T + 1, &st->tstart));
+  total       = (PetscReal)st->nnz + (PetscReal)st->m;
+  st->tstart[0] = 0;
+  for (t = 1, u = 0; t < T; t++) {
+    target = total * (PetscReal)t / (PetscReal)T;
+    while (u < nunits && acc < target) {
+      PetscInt r0, r1;
+      if (st->k == 1) {
+        r0 = u;
+        r1 = u + 1;
+      } else if (st->k == 2) {
+        r0 = st->srptr[u];
+        r1 = st->srptr[u + 1];
+      } else {
+        r0 = st->srptr[st->ssrptr[u]];
+        r1 = st->srptr[st->ssrptr[u + 1]];
+      }
+      acc += (PetscReal)(st->rowptr[r1] - st->rowptr[r0]) + (PetscReal)(r1 - r0);
+      u++;
+    }
+    st->tstart[t] = u;
+  }
+  st->tstart[T] = nunits;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* First and last+1 row owned by thread t */
+static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
+{
+  PetscInt u0 = st->tstart[t], u1 = st->tstart[t + 1];
+  if (st->k == 1) {
+    *r0 = u0;
+    *r1 = u1;
+  } else if (st->k == 2) {
+    *r0 = st->srptr[u0];
+    *r1 = st->srptr[u1];
+  } else {
+    *r0 = st->srptr[st->ssrptr[u0]];
+    *r1 = st->srptr[st->ssrptr[u1]];
+  }
+}
+
+/* Fixed-size grouping of consecutive rows (natural and RCM orderings) */
+static PetscErrorCode CSRKGroupFixed(PetscInt n, PetscInt size, PetscInt *ngroups, CSRKIdx **ptr)
+{
+  PetscInt g;
+
+  PetscFunctionBegin;
+  size     = PetscMax(size, 1);
+  *ngroups = (n + size - 1) / size;
+  PetscCall(PetscMalloc1(*ngroups + 1, ptr));
+  for (g = 0; g < *ngroups; g++) (*ptr)[g] = (CSRKIdx)(g * size);
+  (*ptr)[*ngroups] = (CSRKIdx)n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Copies (column indices and) values of the user's CSR into the internal order, each thread touching the rows
+   it will later multiply: this places the pages where the kernel reads them. */
+static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm, PetscBool values_only)
+{
+  PetscFunctionBegin;
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads)
+#endif
+  {
+    PetscInt t = 0, r0, r1, r;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    for (r = r0; r < r1; r++) {
+      const PetscInt  src = st->perm ? st->perm[r] : r, len = ai[src + 1] - ai[src];
+      const PetscInt *cj  = aj + ai[src];
+      const CSRKIdx   dst = st->rowptr[r];
+      PetscInt        q;
+      for (q = 0; q < len; q++) st->val[dst + q] = aa[ai[src] + q];
+      if (!values_only) {
+        if (iperm)
+          for (q = 0; q < len; q++) st->colidx[dst + q] = iperm[cj[q]];
+        else
+          for (q = 0; q < len; q++) st->colidx[dst + q] = (CSRKIdx)cj[q];
+      }
+      if (st->xwork && !values_only) st->xwork[r] = 0.0;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscInt CSRKBandwidth(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm)
+{
+  PetscInt bw = 0, r;
+  for (r = 0; r < m; r++) {
+    const PetscInt src = perm ? perm[r] : r, row = iperm ? r : src;
+    for (PetscInt q = ai[src]; q < ai[src + 1]; q++) {
+      const PetscInt c = iperm ? iperm[aj[q]] : aj[q];
+      bw               = PetscMax(bw, PetscAbsInt(row - c));
+    }
+  }
+  return bw;
+}
+
+/*
+   MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
+*/
+PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **out)
+{
+  MatCSRKStructure *st;
+  const PetscInt   *ai, *aj;
+  PetscScalar      *aa;
+  PetscMemType      mtype;
+  PetscInt          m, n, bs, r, *perm = NULL, nsr = 0, *srptr = NULL, nssr = 0, *ssrptr = NULL;
+  CSRKIdx          *iperm = NULL;
+  PetscLogDouble    t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(MatGetSize(A, &m, &n));
+  PetscCall(MatGetBlockSize(A, &bs));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCheck(m <= CSRK_IDX_MAX && n <= CSRK_IDX_MAX && ai[m] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "CSR-k block of %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros exceeds the 32-bit local indices of the kernels; use more MPI ranks", m, n, ai[m]);
+  PetscCall(PetscNew(&st));
+  st->m        = m;
+  st->n        = n;
+  st->nnz      = ai[m];
+  st->k        = opt->k;
+  st->layout   = opt->layout;
+  st->ordering = opt->ordering;
+  st->nthreads = opt->nthreads > 0 ? opt->nthreads : CSRKDefaultThreads();
+  /* below this size, starting a parallel region costs more than the product */
+  if (opt->nthreads <= 0 && ai[m] < 20000) st->nthreads = 1;
+  if (m != n && st->ordering != MAT_CSRK_ORDERING_NATURAL) {
+    PetscCall(PetscInfo(A, "Block is %" PetscInt_FMT " x %" PetscInt_FMT ", not square: ordering %s replaced by natural\n", m, n, MatCSRKOrderings[st->ordering]));
+    st->ordering = MAT_CSRK_ORDERING_NATURAL;
+  }
+  if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
+    /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it */
+    PetscReal dist = 0;
+    for (r = 0; r < m; r++)
+      for (PetscInt q = ai[r]; q < ai[r + 1]; q++) dist += (PetscReal)PetscAbsInt(r - aj[q]);
+    dist /= (PetscReal)PetscMax(ai[m], 1);
+    st->ordering = dist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_BANDK : MAT_CSRK_ORDERING_NATURAL;
+    PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
+  }
+  if (bs > 1 && m % bs) bs = 1;
+  PetscCall(MatCSRKChooseSizes(st->k, m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
+  if (opt->sr_size > 0) st->sr_size = opt->sr_size;
+  if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
+
+  /* ordering, possibly with its own super-row (and super-super-row) groups */
+  if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, st->k, st->sr_size, st->ssr_size, &perm, &nsr, &srptr, &nssr, &ssrptr));
+  if (perm) {
+    PetscCall(PetscMalloc1(m, &st->perm));
+    PetscCall(PetscMalloc1(m, &iperm));
+    for (r = 0; r < m; r++) {
+      st->perm[r]     = (CSRKIdx)perm[r];
+      iperm[perm[r]]  = (CSRKIdx)r;
+    }
+    PetscCall(PetscFree(perm));
+  }
+  if (srptr) {
+    PetscCall(PetscMalloc1(nsr + 1, &st->srptr));
+    for (r = 0; r <= nsr; r++) st->srptr[r] = (CSRKIdx)srptr[r];
+    st->nsr = nsr;
+    PetscCall(PetscFree(srptr));
+  } else PetscCall(CSRKGroupFixed(m, st->sr_size, &st->nsr, &st->srptr));
+  if (st->k == 3) {
+    if (ssrptr) {
+      PetscCall(PetscMalloc1(nssr + 1, &st->ssrptr));
+      for (r = 0; r <= nssr; r++) st->ssrptr[r] = (CSRKIdx)ssrptr[r];
+      st->nssr = nssr;
+    } else PetscCall(CSRKGroupFixed(st->nsr, st->ssr_size, &st->nssr, &st->ssrptr));
+  }
+  PetscCall(PetscFree(ssrptr));
+
+  /* row pointers in the internal order */
+  PetscCall(PetscMalloc1(m + 1, &st->rowptr));
+  st->rowptr[0] = 0;
+  for (r = 0; r < m; r++) {
+    const PetscInt src = st->perm ? st->perm[r] : r;
+    st->rowptr[r + 1]  = st->rowptr[r] + (CSRKIdx)(ai[src + 1] - ai[src]);
+    if (ai[src + 1] > ai[src]) st->nonzerorows++;
+  }
+  PetscCall(CSRKPartitionThreads(st));
+
+  /* arrays touched first by the thread that multiplies with them */
+  PetscCall(PetscMalloc1(st->nnz, &st->colidx));
+  PetscCall(PetscMalloc1(st->nnz, &st->val));
+  if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
+  PetscCall(CSRKFill(st, ai, aj, aa, st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? iperm : NULL, PETSC_FALSE));
+
+  st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL);
+  st->bw_after  = st->perm ? CSRKBandwidth(m, ai, aj, st->perm, iperm) : st->bw_before;
+  PetscCall(PetscFree(iperm));
+  st->bytes = (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1 + st->nsr + 1) * sizeof(CSRKIdx);
+  if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
+  if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
+  if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
+  PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(PetscTime(&t1));
+  st->build_time = t1 - t0;
+  PetscCall(PetscInfo(A, "CSR-%" PetscInt_FMT " built: %" PetscInt_FMT " rows, %" PetscInt_FMT " super-rows, %" PetscInt_FMT " super-super-rows, ordering %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", %d threads, %g s\n", st->k, m, st->nsr, st->nssr,
+                      MatCSRKOrderings[st->ordering], st->bw_before, st->bw_after, (int)st->nthreads, st->build_time));
+  *out = st;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Same pattern, new values: one pass over the values in the internal order, no re-ordering */
+PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k value refresh with a changed pattern");
+  PetscCall(CSRKFill(st, ai, aj, aa, NULL, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCSRKStructureView(MatCSRKStructure *st, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k structure:\n"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)", st->k, st->sr_size, st->nsr));
+  if (st->k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, ", super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)", st->ssr_size, st->nssr));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "\nordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[st->ordering], MatCSRKLayouts[st->layout], st->bw_before, st->bw_after));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads\n", st->build_time, st->bytes / 1048576.0,
+                                   100.0 * st->bytes / PetscMax(1.0, (PetscLogDouble)st->nnz * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)(st->m + 1) * sizeof(PetscInt)), st->nthreads));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define CSRKDup(field, count) \
+  do { \
+    if (src->field) { \
+      PetscCall(PetscMalloc1((count), &st->field)); \
+      PetscCall(PetscArraycpy(st->field, src->field, (count))); \
+    } \
+  } while (0)
+
+PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStructure **out)
+{
+  MatCSRKStructure *st;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&st));
+  *st        = *src;
+  st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = NULL;
+  st->val = st->xwork = NULL;
+  st->tstart          = NULL;
+  CSRKDup(rowptr, src->m + 1);
+  CSRKDup(colidx, src->nnz);
+  CSRKDup(val, src->nnz);
+  CSRKDup(srptr, src->nsr + 1);
+  CSRKDup(ssrptr, src->nssr + 1);
+  CSRKDup(perm, src->m);
+  CSRKDup(xwork, src->n);
+  CSRKDup(tstart, src->nthreads + 1);
+  *out = st;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
+{
+  PetscFunctionBegin;
+  if (!*st) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscFree((*st)->rowptr));
+  PetscCall(PetscFree((*st)->colidx));
+  PetscCall(PetscFree((*st)->val));
+  PetscCall(PetscFree((*st)->srptr));
+  PetscCall(PetscFree((*st)->ssrptr));
+  PetscCall(PetscFree((*st)->perm));
+  PetscCall(PetscFree((*st)->xwork));
+  PetscCall(PetscFree((*st)->tstart));
+  PetscCall(PetscFree(*st));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The threads' first-touch placement also fixes their row ranges: the kernel must use the same ones */
+PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+{
+  const PetscBool gather = (PetscBool)(st->xwork != NULL);
+
+  PetscFunctionBegin;
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads)
+#endif
+  {
+    PetscInt                   t = 0, r0, r1;
+    const CSRKIdx *restrict    rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
+    const PetscScalar *restrict va = st->val, *xin = x;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    if (gather) {
+      /* renumbered layout: x in the internal order; every thread needs all of it */
+      for (PetscInt r = r0; r < r1; r++) st->xwork[r] = x[perm[r]];
+#if defined(_OPENMP)
+  #pragma omp barrier
+#endif
+      xin = st->xwork;
+    }
+    {
+      const PetscScalar *restrict xx = xin;
+#define CSRK_ROWS(R0, R1) \
+  for (PetscInt r = (R0); r < (R1); r++) { \
+    PetscScalar    sum = 0.0; \
+    const PetscInt dst = perm ? perm[r] : r; \
+    for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xx[cj[q]]; \
+    y[dst] = z ? z[dst] + sum : sum; \
+  }
+      if (st->k == 1) {
+        CSRK_ROWS(r0, r1);
+      } else if (st->k == 2) {
+        for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1]);
+      } else {
+        for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++)
+          for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1]);
+      }
+#undef CSRK_ROWS
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,307 @@
+/*
+   MATMPICSRK ("mpiaijcsrk"): an MPIAIJ subclass whose diagonal and off-diagonal blocks are MATSEQCSRK.
+
+   The distributed product is MPIAIJ's own: the halo exchange of x starts, the diagonal block multiplies (CSR-k,
+   its own local ordering) while the messages travel, then the off-diagonal block (compact ghost columns, natural
+   order) adds its part. This file only makes sure the blocks are CSR-k on every path that creates them
+   (preallocation, hash assembly of PETSc >= 3.19, MatDisAssemble, conversion of an assembled matrix) and carries
+   the options down to them.
+*/
+#include "../csrkimpl.h"
+
+static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
+
+static PetscErrorCode MatMPICSRKGetSpptr(Mat A, Mat_MPICSRK **sp)
+{
+  PetscFunctionBegin;
+  *sp = (Mat_MPICSRK *)A->spptr;
+  PetscCheck(*sp, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Converts the blocks that are not CSR-k yet and hands them the options: the off-diagonal block keeps its order */
+static PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
+{
+  Mat_MPICSRK   *sp;
+  Mat            blk[2];
+  MatCSRKOptions opt;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+  for (PetscInt b = 0; b < 2; b++) {
+    PetscBool is;
+    if (!blk[b]) continue;
+    PetscCall(PetscObjectTypeCompare((PetscObject)blk[b], MATSEQCSRK, &is));
+    if (!is) PetscCall(MatConvert_SeqAIJ_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
+    opt = sp->opt;
+    if (b == 1) opt.ordering = MAT_CSRK_ORDERING_NATURAL;
+    PetscCall(MatSeqCSRKSetOptions(blk[b], &opt));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMPIAIJSetPreallocation_MPICSRK(Mat B, PetscInt d_nz, const PetscInt d_nnz[], PetscInt o_nz, const PetscInt o_nnz[])
+{
+  PetscFunctionBegin;
+  PetscCall((*MatMPIAIJSetPreallocation_Base)(B, d_nz, d_nnz, o_nz, o_nnz));
+  PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Blocks made by hash assembly (PETSc >= 3.19), MatDisAssemble or MatCreateSubMatrix are plain SeqAIJ */
+static PetscErrorCode MatAssemblyEnd_MPICSRK(Mat A, MatAssemblyType mode)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall((*base->assemblyend)(A, mode));
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatMPICSRKConvertBlocks(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCSRKGetOptions_MPICSRK(Mat A, MatCSRKOptions *opt)
+{
+  Mat_MPICSRK *sp;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  *opt = sp->opt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt)
+{
+  Mat_MPICSRK *sp;
+  Mat          Ad;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  sp->opt = *opt;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  if (Ad) PetscCall(MatMPICSRKConvertBlocks(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Summary of the diagonal blocks: maxima of times and bandwidths, sums of counts and memory */
+static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
+{
+  Mat            Ad;
+  MatCSRKInfo    loc;
+  PetscLogDouble dmax[3], dsum[1];
+  PetscInt       imax[4], isum[2];
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  PetscCheck(Ad, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Matrix is not preallocated");
+  PetscCall(MatCSRKGetInfo(Ad, &loc));
+  *info   = loc;
+  imax[0] = loc.bw_before;
+  imax[1] = loc.bw_after;
+  imax[2] = loc.nbuilds;
+  imax[3] = loc.nrefresh;
+  isum[0] = loc.nsr;
+  isum[1] = loc.nssr;
+  dmax[0] = loc.build_time;
+  dsum[0] = loc.bytes;
+  {
+    Mat Ao;
+    PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, NULL));
+    if (Ao && A->assembled) {
+      MatCSRKInfo off;
+      PetscCall(MatCSRKGetInfo(Ao, &off));
+      dsum[0] += off.bytes;
+      dmax[0] += off.build_time;
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 4, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 2, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  info->bw_before  = imax[0];
+  info->bw_after   = imax[1];
+  info->nbuilds    = imax[2];
+  info->nrefresh   = imax[3];
+  info->nsr        = isum[0];
+  info->nssr       = isum[1];
+  info->build_time = dmax[0];
+  info->bytes      = dsum[0];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetFromOptions_MPICSRK(Mat A, CSRKOptionItems PetscOptionsObject)
+{
+  const struct _MatOps *base;
+  Mat_MPICSRK          *sp;
+  MatCSRKOptions        opt;
+  PetscBool             changed;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
+  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  opt = sp->opt;
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, &opt, &changed));
+  if (changed) PetscCall(MatCSRKSetOptions_MPICSRK(A, &opt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatView_MPICSRK(Mat A, PetscViewer viewer)
+{
+  const struct _MatOps *base;
+  PetscBool             isascii;
+  PetscViewerFormat     format;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall((*base->view)(A, viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    MatCSRKInfo info;
+    PetscCall(MatCSRKGetInfo(A, &info));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k diagonal blocks (summed or max over ranks):\n"));
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)", info.k, info.sr_size, info.nsr));
+    if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, ", super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)", info.ssr_size, info.nssr));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "\nordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s (max), memory overhead %g MB (all blocks), %" PetscInt_FMT " OpenMP threads per rank\n", info.build_time, info.bytes / 1048576.0, info.nthreads));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMPICSRKClear(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(A->spptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijcsrk_mpiaij_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijcsrk_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_csrk_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetOptions_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKSetOptions_C", NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_MPICSRK(Mat A)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall(MatMPICSRKClear(A));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", NULL));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+  PetscCall((*base->destroy)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
+{
+  const struct _MatOps *base;
+  Mat_MPICSRK          *sp, *sm;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall((*base->duplicate)(A, op, M)); /* the blocks are duplicated with their own CSR-k parts */
+  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  PetscCall(MatMPICSRKGetSpptr(*M, &sm));
+  sm->opt = sp->opt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat                   B = *newmat, blk[2];
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  (void)type;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
+  if (reuse != MAT_REUSE_MATRIX) {
+    PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+    B->ops->assemblyend    = base->assemblyend;
+    B->ops->destroy        = base->destroy;
+    B->ops->duplicate      = base->duplicate;
+    B->ops->setfromoptions = base->setfromoptions;
+    B->ops->view           = base->view;
+    PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
+    for (PetscInt b = 0; b < 2; b++)
+      if (blk[b]) PetscCall(MatConvert(blk[b], MATSEQAIJ, MAT_INPLACE_MATRIX, &blk[b]));
+    PetscCall(MatMPICSRKClear(B));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_Base));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
+  }
+  *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatConvert_MPIAIJ_MPICSRK - converts an MPIAIJ matrix to MATMPICSRK (blocks included when it is assembled)
+*/
+PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat          B = *newmat;
+  Mat_MPICSRK *sp;
+  PetscBool    same;
+
+  PetscFunctionBegin;
+  (void)type;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPICSRK, &same));
+  if (same) {
+    *newmat = B;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!MatMPIAIJSetPreallocation_Base) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &MatMPIAIJSetPreallocation_Base));
+  PetscCheck(MatMPIAIJSetPreallocation_Base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ preallocation routine not found");
+  PetscCall(PetscNew(&sp));
+  PetscCall(MatCSRKOptionsDefault(&sp->opt));
+  B->spptr = sp;
+
+  B->ops->assemblyend    = MatAssemblyEnd_MPICSRK;
+  B->ops->destroy        = MatDestroy_MPICSRK;
+  B->ops->duplicate      = MatDuplicate_MPICSRK;
+  B->ops->setfromoptions = MatSetFromOptions_MPICSRK;
+  B->ops->view           = MatView_MPICSRK;
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaijcsrk_mpiaij_C", MatConvert_MPICSRK_MPIAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijcsrk_C", MatConvert_MPIAIJ_MPICSRK));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_csrk_C", MatConvert_MPIAIJ_MPICSRK));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK));
+  {
+    Mat Ad;
+    PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
+    if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  }
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRK));
+  *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATMPICSRK - MATMPICSRK = "mpiaijcsrk" - the parallel CSR-k matrix type, a `MATMPIAIJ` subclass whose diagonal
+   block is stored in CSR-k with its own local ordering and whose off-diagonal block is a CSR-k block in natural order.
+   The halo exchange of MatMult() overlaps the product with the diagonal block, as in `MATMPIAIJ`.
+
+   Options Database Keys: those of `MATSEQCSRK`, applied to the blocks.
+
+   Level: beginner
+
+.seealso: `MATCSRK`, `MATSEQCSRK`
+M*/
+PetscErrorCode MatCreate_MPICSRK(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSetType(A, MATMPIAIJ));
+  PetscCall(MatConvert_MPIAIJ_MPICSRK(A, MATMPICSRK, MAT_INPLACE_MATRIX, &A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,207 @@
+/*
+   Generated test and benchmark problems (assembled MATAIJ, rows distributed by PETSC_DECIDE blocks).
+*/
+#include <petsccsrk.h>
+
+const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
+
+/* Stencil operator on an n^d grid: the stencil's neighbours (|offsets| <= 1 per dimension, restricted to 'shape') */
+static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, PetscBool full, PetscInt bs, Mat *A)
+{
+  PetscInt    N = 1, rstart, rend, nloc;
+  PetscScalar blk[9], coup[3][3] = {{2.0, 0.5, 0.5}, {0.5, 2.0, 0.5}, {0.5, 0.5, 2.0}};
+
+  PetscFunctionBegin;
+  for (PetscInt d = 0; d < dim; d++) N *= n;
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N * bs, N * bs));
+  PetscCall(MatSetType(*A, MATAIJ));
+  if (bs > 1) {
+    /* keep whole nodes on a process */
+    PetscMPIInt size, rank;
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    nloc = (N / size + (rank < N % size ? 1 : 0)) * bs;
+    PetscCall(MatSetSizes(*A, nloc, nloc, N * bs, N * bs));
+    PetscCall(MatSetBlockSize(*A, bs));
+  }
+  {
+    const PetscInt w = full ? (dim == 3 ? 27 : 9) : 2 * dim + 1;
+    PetscCall(MatSeqAIJSetPreallocation(*A, w * bs, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(*A, w * bs, NULL, w * bs, NULL));
+  }
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  for (PetscInt node = rstart / bs; node < rend / bs; node++) {
+    PetscInt c[3] = {0, 0, 0}, t = node;
+    for (PetscInt d = 0; d < dim; d++) {
+      c[d] = t % n;
+      t /= n;
+    }
+    for (PetscInt dz = (dim == 3 ? -1 : 0); dz <= (dim == 3 ? 1 : 0); dz++)
+      for (PetscInt dy = -1; dy <= 1; dy++)
+        for (PetscInt dx = -1; dx <= 1; dx++) {
+          const PetscInt nz = (dx != 0) + (dy != 0) + (dz != 0);
+          PetscInt       q[3] = {c[0] + dx, c[1] + dy, c[2] + dz}, col = 0;
+          PetscScalar    v;
+          if (!full && nz > 1) continue;
+          if (q[0] < 0 || q[0] >= n || q[1] < 0 || q[1] >= n || (dim == 3 && (q[2] < 0 || q[2] >= n))) continue;
+          for (PetscInt d = dim - 1; d >= 0; d--) col = col * n + q[d];
+          v = nz ? -1.0 : (full ? (dim == 3 ? 26.0 : 8.0) : 2.0 * dim);
+          if (bs == 1) PetscCall(MatSetValue(*A, node, col, v, INSERT_VALUES));
+          else {
+            /* Kronecker product with a 3x3 SPD coupling: an SPD block operator like 3D elasticity */
+            for (PetscInt i = 0; i < bs; i++)
+              for (PetscInt j = 0; j < bs; j++) blk[i * bs + j] = v * coup[i % 3][j % 3];
+            PetscCall(MatSetValuesBlocked(*A, 1, &node, 1, &col, blk, INSERT_VALUES));
+          }
+        }
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Random sparse matrix: row lengths 0..2*avg (some rows empty), one dense row, a diagonal on square matrices */
+static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscInt avg, PetscInt seed, Mat *A)
+{
+  PetscRandom rnd;
+  PetscInt    rstart, rend, *cols;
+  PetscScalar *vals;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, (unsigned long)(seed * 7919 + rank)));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m, n));
+  PetscCall(MatSetType(*A, MATAIJ));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatSetOption(*A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  PetscCall(PetscMalloc2(n, &cols, n, &vals));
+  for (PetscInt r = rstart; r < rend; r++) {
+    PetscReal u;
+    PetscInt  len;
+    PetscCall(PetscRandomGetValueReal(rnd, &u));
+    len = (PetscInt)(u * 2 * avg);
+    if (r % 17 == 5) len = 0;                /* empty rows */
+    if (r == m / 2) len = n;                 /* a dense row */
+    for (PetscInt q = 0; q < len; q++) {
+      PetscCall(PetscRandomGetValueReal(rnd, &u));
+      cols[q] = len == n ? q : PetscMin(n - 1, (PetscInt)(u * n));
+      PetscCall(PetscRandomGetValueReal(rnd, &u));
+      vals[q] = u - 0.5;
+    }
+    PetscCall(MatSetValues(*A, 1, &r, len, cols, vals, ADD_VALUES));
+    if (m == n && len) PetscCall(MatSetValue(*A, r, r, (PetscScalar)(2 * avg), ADD_VALUES));
+  }
+  PetscCall(PetscFree2(cols, vals));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatCSRKCreateProblem - creates an assembled `MATAIJ` test or benchmark matrix
+
+  Collective
+
+  Input Parameters:
++ comm - the communicator
+. name - "lap2d5" (n^2 grid, 5-point), "lap3d7" (n^3, 7-point), "lap3d27" (n^3, 27-point), "elasticity3d" (n^3 nodes,
+         27-point, block size 3), "random" (n x n random sparse, with empty rows and a dense row), "randrect" (n x (n/2+3) random)
+. n    - grid points per dimension, or rows for the random matrices
+- seed - seed of the random matrices
+
+  Output Parameter:
+. A - the matrix
+
+  Level: developer
+
+.seealso: `MatCSRKReadMatrixMarket()`
+@*/
+PetscErrorCode MatCSRKCreateProblem(MPI_Comm comm, const char name[], PetscInt n, PetscInt seed, Mat *A)
+{
+  PetscBool flg;
+
+  PetscFunctionBegin;
+  PetscCheck(n > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Problem size must be positive, not %" PetscInt_FMT, n);
+  PetscCall(PetscStrcmp(name, "lap2d5", &flg));
+  if (flg) PetscCall(CreateStencil(comm, n, 2, PETSC_FALSE, 1, A));
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "lap3d7", &flg));
+    if (flg) PetscCall(CreateStencil(comm, n, 3, PETSC_FALSE, 1, A));
+  }
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "lap3d27", &flg));
+    if (flg) PetscCall(CreateStencil(comm, n, 3, PETSC_TRUE, 1, A));
+  }
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "elasticity3d", &flg));
+    if (flg) PetscCall(CreateStencil(comm, n, 3, PETSC_TRUE, 3, A));
+  }
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "random", &flg));
+    if (flg) PetscCall(CreateRandom(comm, n, n, 6, seed, A));
+  }
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "randrect", &flg));
+    if (flg) PetscCall(CreateRandom(comm, n, n / 2 + 3, 4, seed, A));
+  }
+  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random or randrect", name);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKPermuteRandom - applies a random symmetric permutation P A P^T (reproducible from the seed), as a user whose
+  unknowns are numbered badly would have it
+
+  Collective
+
+  Input Parameters:
++ A    - a square matrix
+- seed - the seed
+
+  Output Parameter:
+. B - the permuted matrix, of the type of A
+
+  Level: developer
+
+.seealso: `MatCSRKCreateProblem()`
+@*/
+PetscErrorCode MatCSRKPermuteRandom(Mat A, PetscInt seed, Mat *B)
+{
+  PetscInt    N, rstart, rend, *perm, *all;
+  PetscRandom rnd;
+  IS          is;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetSize(A, &N, NULL));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(PetscMalloc1(N, &all));
+  /* every process draws the same permutation */
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, (unsigned long)seed));
+  PetscCall(PetscRandomSeed(rnd));
+  for (PetscInt i = 0; i < N; i++) all[i] = i;
+  for (PetscInt i = N - 1; i > 0; i--) {
+    PetscReal u;
+    PetscInt  j, t;
+    PetscCall(PetscRandomGetValueReal(rnd, &u));
+    j      = PetscMin(i, (PetscInt)(u * (i + 1)));
+    t      = all[i];
+    all[i] = all[j];
+    all[j] = t;
+  }
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(PetscMalloc1(rend - rstart, &perm));
+  PetscCall(PetscArraycpy(perm, all + rstart, rend - rstart));
+  PetscCall(PetscFree(all));
+  PetscCall(ISCreateGeneral(PetscObjectComm((PetscObject)A), rend - rstart, perm, PETSC_OWN_POINTER, &is));
+  PetscCall(MatPermute(A, is, is, B));
+  PetscCall(ISDestroy(&is));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,141 @@
+static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
+                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect> -n <n>\n"
+                           "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n";
+
+#include <petsccsrk.h>
+
+/* relative error of y against the reference yref, infinite norm; NaN (a poisoned, unwritten entry) fails */
+static PetscErrorCode Compare(Vec y, Vec yref, const char *what, const char *config, PetscReal tol, PetscInt *nfail)
+{
+  Vec       d;
+  PetscReal err, ref;
+
+  PetscFunctionBegin;
+  PetscCall(VecDuplicate(y, &d));
+  PetscCall(VecWAXPY(d, -1.0, yref, y));
+  PetscCall(VecNorm(d, NORM_INFINITY, &err));
+  PetscCall(VecNorm(yref, NORM_INFINITY, &ref));
+  err = err / PetscMax(ref, PETSC_SMALL);
+  if (!(err <= tol)) {
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)y), "FAIL %s %s: relative error %g\n", config, what, (double)err));
+    (*nfail)++;
+  }
+  PetscCall(VecDestroy(&d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Poison(Vec v)
+{
+  PetscFunctionBegin;
+  PetscCall(VecSet(v, (PetscScalar)NAN));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = C x and friends against the same products of the aij matrix A */
+static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal tol, PetscInt *nfail)
+{
+  Vec         x, y, yref, z, xt, yt, yreft, zt;
+  PetscRandom rnd;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(A, &x, &yref));
+  PetscCall(MatCreateVecs(A, &xt, &yt));
+  PetscCall(VecDuplicate(yref, &y));
+  PetscCall(VecDuplicate(yref, &z));
+  PetscCall(VecDuplicate(xt, &yreft));
+  PetscCall(VecDuplicate(xt, &zt));
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)A), &rnd));
+  PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(VecSetRandom(z, rnd));
+  PetscCall(VecSetRandom(yt, rnd));
+  PetscCall(VecSetRandom(zt, rnd));
+
+  PetscCall(MatMult(A, x, yref));
+  PetscCall(Poison(y));
+  PetscCall(MatMult(C, x, y));
+  PetscCall(Compare(y, yref, "MatMult", config, tol, nfail));
+  /* twice: the second product runs on the built structure */
+  PetscCall(Poison(y));
+  PetscCall(MatMult(C, x, y));
+  PetscCall(Compare(y, yref, "MatMult (again)", config, tol, nfail));
+
+  PetscCall(MatMultAdd(A, x, z, yref));
+  PetscCall(Poison(y));
+  PetscCall(MatMultAdd(C, x, z, y));
+  PetscCall(Compare(y, yref, "MatMultAdd", config, tol, nfail));
+  PetscCall(VecCopy(z, y));
+  PetscCall(MatMultAdd(C, x, y, y));
+  PetscCall(Compare(y, yref, "MatMultAdd in place", config, tol, nfail));
+
+  PetscCall(MatMultTranspose(A, yt, yreft));
+  PetscCall(Poison(xt));
+  PetscCall(MatMultTranspose(C, yt, xt));
+  PetscCall(Compare(xt, yreft, "MatMultTranspose", config, tol, nfail));
+  PetscCall(MatMultTransposeAdd(A, yt, zt, yreft));
+  PetscCall(Poison(xt));
+  PetscCall(MatMultTransposeAdd(C, yt, zt, xt));
+  PetscCall(Compare(xt, yreft, "MatMultTransposeAdd", config, tol, nfail));
+
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yref));
+  PetscCall(VecDestroy(&z));
+  PetscCall(VecDestroy(&xt));
+  PetscCall(VecDestroy(&yt));
+  PetscCall(VecDestroy(&yreft));
+  PetscCall(VecDestroy(&zt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat       A, C;
+  char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5";
+  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmax = 3;
+  PetscReal tol = 1e-12;
+  PetscBool hasfile;
+  MatType   ctype;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatCSRKRegister());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
+  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
+  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
+  if (seed >= 0) {
+    Mat P;
+    PetscCall(MatCSRKPermuteRandom(A, seed, &P));
+    PetscCall(MatDestroy(&A));
+    A = P;
+  }
+
+  for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
+    for (PetscInt k = 1; k <= kmax; k++)
+      for (PetscInt l = 0; l <= MAT_CSRK_LAYOUT_ROWPERM; l++) {
+        char config[128];
+        PetscCall(PetscSNPrintf(config, sizeof(config), "ordering=%s k=%" PetscInt_FMT " layout=%s", MatCSRKOrderings[o], k, MatCSRKLayouts[l]));
+        /* options set before the first product, and changed on a built matrix */
+        PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+        PetscCall(MatCSRKSetOrdering(C, (MatCSRKOrdering)o));
+        PetscCall(MatCSRKSetLevels(C, k));
+        PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
+        PetscCall(MatSetFromOptions(C)); /* command-line -mat_csrk_* (e.g. sizes, threads) on top */
+        PetscCall(MatCSRKSetOrdering(C, (MatCSRKOrdering)o));
+        PetscCall(MatCSRKSetLevels(C, k));
+        PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
+        PetscCall(CheckProducts(A, C, config, tol, &nfail));
+        nconf++;
+        PetscCall(MatDestroy(&C));
+      }
+  PetscCall(MatGetType(A, &ctype));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " configurations, %" PetscInt_FMT " failures\n", hasfile ? file : problem, nconf, nfail));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscFinalize());
+  return nfail ? 1 : 0;
+}
