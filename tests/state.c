@@ -1,0 +1,317 @@
+static const char help[] = "Conversions and changes of values and pattern: after every step the csrk matrix multiplies like an aij matrix that went through the same step.\n"
+                           "  -problem <name> -n <n> | -f <file>, plus any -mat_csrk_* option for the csrk matrices\n";
+
+#include <petsccsrk.h>
+
+static PetscInt nfail = 0, nchecks = 0;
+
+/* products of C against those of A, outputs poisoned with NaN first */
+static PetscErrorCode Check(Mat A, Mat C, const char *step)
+{
+  Vec       x, y, yref, d;
+  PetscReal err, ref;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(A, &x, &yref));
+  PetscCall(VecDuplicate(yref, &y));
+  PetscCall(VecDuplicate(yref, &d));
+  {
+    PetscRandom rnd;
+    PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)A), &rnd));
+    PetscCall(PetscRandomSetSeed(rnd, 17));
+    PetscCall(PetscRandomSeed(rnd));
+    PetscCall(VecSetRandom(x, rnd));
+    PetscCall(PetscRandomDestroy(&rnd));
+  }
+  PetscCall(MatMult(A, x, yref));
+  PetscCall(VecSet(y, (PetscScalar)NAN));
+  PetscCall(MatMult(C, x, y));
+  PetscCall(VecWAXPY(d, -1.0, yref, y));
+  PetscCall(VecNorm(d, NORM_INFINITY, &err));
+  PetscCall(VecNorm(yref, NORM_INFINITY, &ref));
+  err /= PetscMax(ref, PETSC_SMALL);
+  nchecks++;
+  if (!(err <= 1e-12)) {
+    nfail++;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: relative error of MatMult %g\n", step, (double)err));
+  }
+  /* and the inherited AIJ side holds the same matrix (MatEqual would need equal ghost columns on every process) */
+  {
+    Mat       Dm;
+    PetscReal nd, na;
+    PetscCall(MatConvert(C, MATAIJ, MAT_INITIAL_MATRIX, &Dm));
+    PetscCall(MatAXPY(Dm, -1.0, A, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatNorm(Dm, NORM_FROBENIUS, &nd));
+    PetscCall(MatNorm(A, NORM_FROBENIUS, &na));
+    PetscCall(MatDestroy(&Dm));
+    nchecks++;
+    if (!(nd <= 1e-14 * PetscMax(na, PETSC_SMALL))) {
+      nfail++;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: stored values differ by %g\n", step, (double)nd));
+    }
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yref));
+  PetscCall(VecDestroy(&d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Expect(PetscBool cond, const char *what)
+{
+  PetscFunctionBegin;
+  nchecks++;
+  if (!cond) {
+    nfail++;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s\n", what));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ExpectType(Mat M, const char *seqtype, const char *mpitype, const char *what)
+{
+  PetscMPIInt size;
+  PetscBool   same;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)M), &size));
+  PetscCall(PetscObjectTypeCompare((PetscObject)M, size == 1 ? seqtype : mpitype, &same));
+  PetscCall(Expect(same, what));
+  if (size > 1) {
+    /* the blocks follow the parent type */
+    Mat       Ad, Ao;
+    PetscBool csrk = (PetscBool)(mpitype[6] == 'c'), s1, s2;
+    PetscCall(MatMPIAIJGetSeqAIJ(M, &Ad, &Ao, NULL));
+    PetscCall(PetscObjectTypeCompare((PetscObject)Ad, csrk ? MATSEQCSRK : MATSEQAIJ, &s1));
+    PetscCall(PetscObjectTypeCompare((PetscObject)Ao, csrk ? MATSEQCSRK : MATSEQAIJ, &s2));
+    PetscCall(Expect((PetscBool)(s1 && s2), what));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Same local change of values on both: a row of A scaled and re-inserted through MatSetValues */
+static PetscErrorCode ChangeValues(Mat M, PetscScalar factor, PetscBool newentry)
+{
+  PetscInt rstart, rend, N;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(M, &rstart, &rend));
+  PetscCall(MatGetSize(M, NULL, &N));
+  for (PetscInt r = rstart; r < rend; r += 3) {
+    PetscInt           ncols;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscInt          *c;
+    PetscScalar       *v;
+    PetscCall(MatGetRow(M, r, &ncols, &cols, &vals));
+    PetscCall(PetscMalloc2(ncols, &c, ncols, &v));
+    for (PetscInt q = 0; q < ncols; q++) {
+      c[q] = cols[q];
+      v[q] = factor * vals[q] + 0.25;
+    }
+    PetscCall(MatRestoreRow(M, r, &ncols, &cols, &vals));
+    PetscCall(MatSetValues(M, 1, &r, ncols, c, v, INSERT_VALUES));
+    PetscCall(PetscFree2(c, v));
+  }
+  if (newentry) {
+    /* new nonzeros in every process's diagonal block and far away */
+    for (PetscInt r = rstart; r < rend; r += 97) {
+      PetscCall(MatSetValue(M, r, rstart + (r - rstart + (rend - rstart) / 2) % (rend - rstart), 0.5, ADD_VALUES));
+      PetscCall(MatSetValue(M, r, (r + N / 2 + 1) % N, 0.5, ADD_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Direct array access of the local diagonal block */
+static PetscErrorCode ScaleArray(Mat M, PetscScalar s)
+{
+  Mat          Ad = M;
+  PetscScalar *a;
+  PetscInt     nz;
+  PetscMPIInt  size;
+  MatInfo      info;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)M), &size));
+  if (size > 1) PetscCall(MatMPIAIJGetSeqAIJ(M, &Ad, NULL, NULL));
+  PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
+  nz = (PetscInt)info.nz_used;
+  PetscCall(MatSeqAIJGetArray(Ad, &a));
+  for (PetscInt q = 0; q < nz; q++) a[q] *= s;
+  PetscCall(MatSeqAIJRestoreArray(Ad, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat         A, C, D, E;
+  char        file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7";
+  PetscInt    n = 10, m, rstart, rend;
+  PetscBool   hasfile;
+  MatCSRKInfo info, info2;
+  Vec         l, r;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatCSRKRegister());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
+  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatGetSize(A, &m, NULL));
+
+  /* 1. conversions aij -> csrk: initial, reuse, in place; MatSetType on an assembled aij */
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatSetFromOptions(C));
+  PetscCall(ExpectType(C, MATSEQCSRK, MATMPICSRK, "MatConvert(aij, csrk, MAT_INITIAL_MATRIX) type"));
+  PetscCall(Check(A, C, "MatConvert initial"));
+  PetscCall(MatScale(A, 2.0));
+  PetscCall(MatConvert(A, MATCSRK, MAT_REUSE_MATRIX, &C));
+  PetscCall(Check(A, C, "MatConvert reuse"));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+  PetscCall(MatConvert(D, MATCSRK, MAT_INPLACE_MATRIX, &D));
+  PetscCall(ExpectType(D, MATSEQCSRK, MATMPICSRK, "MatConvert in place type"));
+  PetscCall(Check(A, D, "MatConvert in place"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+  PetscCall(MatSetType(D, MATCSRK));
+  PetscCall(ExpectType(D, MATSEQCSRK, MATMPICSRK, "MatSetType(assembled aij, csrk) type"));
+  PetscCall(Check(A, D, "MatSetType on an assembled aij keeps the values"));
+  PetscCall(MatDestroy(&D));
+
+  /* 2. conversions csrk -> aij: initial, reuse, in place */
+  PetscCall(MatConvert(C, MATAIJ, MAT_INITIAL_MATRIX, &D));
+  PetscCall(ExpectType(D, MATSEQAIJ, MATMPIAIJ, "MatConvert(csrk, aij) type"));
+  PetscCall(Check(A, D, "csrk -> aij initial"));
+  PetscCall(MatConvert(C, MATAIJ, MAT_REUSE_MATRIX, &D));
+  PetscCall(Check(A, D, "csrk -> aij reuse"));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &D));
+  PetscCall(ExpectType(D, MATSEQCSRK, MATMPICSRK, "MatDuplicate type"));
+  PetscCall(Check(A, D, "MatDuplicate"));
+  PetscCall(MatConvert(D, MATAIJ, MAT_INPLACE_MATRIX, &D));
+  PetscCall(ExpectType(D, MATSEQAIJ, MATMPIAIJ, "csrk -> aij in place type"));
+  PetscCall(Check(A, D, "csrk -> aij in place"));
+  PetscCall(MatConvert(D, MATCSRK, MAT_INPLACE_MATRIX, &D));
+  PetscCall(Check(A, D, "aij -> csrk -> aij -> csrk"));
+  PetscCall(MatDestroy(&D));
+
+  /* 3. same pattern, new values: refreshed, not re-ordered */
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCall(ChangeValues(A, 1.5, PETSC_FALSE));
+  PetscCall(ChangeValues(C, 1.5, PETSC_FALSE));
+  PetscCall(Check(A, C, "MatSetValues + assembly, same pattern"));
+  PetscCall(MatCSRKGetInfo(C, &info2));
+  PetscCall(Expect((PetscBool)(info2.nbuilds == info.nbuilds && info2.nrefresh > info.nrefresh), "same pattern refreshes values without a rebuild"));
+
+  /* 4. new pattern: rebuilt */
+  PetscCall(ChangeValues(A, 0.5, PETSC_TRUE));
+  PetscCall(ChangeValues(C, 0.5, PETSC_TRUE));
+  PetscCall(Check(A, C, "MatSetValues + assembly, new nonzeros"));
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCall(Expect((PetscBool)(info.nbuilds > info2.nbuilds), "a new pattern rebuilds the structure"));
+
+  /* 5. operations that change values */
+  PetscCall(MatScale(A, -0.75));
+  PetscCall(MatScale(C, -0.75));
+  PetscCall(Check(A, C, "MatScale"));
+  PetscCall(MatShift(A, 3.0));
+  PetscCall(MatShift(C, 3.0));
+  PetscCall(Check(A, C, "MatShift"));
+  PetscCall(MatCreateVecs(A, &r, &l));
+  {
+    PetscScalar *a;
+    PetscInt     nl, nr;
+    PetscCall(VecGetLocalSize(l, &nl));
+    PetscCall(VecGetLocalSize(r, &nr));
+    PetscCall(VecGetArray(l, &a));
+    for (PetscInt q = 0; q < nl; q++) a[q] = 1.0 + 0.01 * (q % 7);
+    PetscCall(VecRestoreArray(l, &a));
+    PetscCall(VecGetArray(r, &a));
+    for (PetscInt q = 0; q < nr; q++) a[q] = 2.0 - 0.03 * (q % 5);
+    PetscCall(VecRestoreArray(r, &a));
+  }
+  PetscCall(MatDiagonalScale(A, l, r));
+  PetscCall(MatDiagonalScale(C, l, r));
+  PetscCall(Check(A, C, "MatDiagonalScale"));
+  PetscCall(MatDiagonalSet(A, l, ADD_VALUES));
+  PetscCall(MatDiagonalSet(C, l, ADD_VALUES));
+  PetscCall(Check(A, C, "MatDiagonalSet"));
+  PetscCall(VecDestroy(&l));
+  PetscCall(VecDestroy(&r));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  {
+    PetscInt rows[3], nr = 0;
+    for (PetscInt q = rstart; q < rend && nr < 3; q += 5) rows[nr++] = q;
+    PetscCall(MatZeroRows(A, nr, rows, 4.0, NULL, NULL));
+    PetscCall(MatZeroRows(C, nr, rows, 4.0, NULL, NULL));
+    PetscCall(Check(A, C, "MatZeroRows"));
+  }
+  PetscCall(ScaleArray(A, 0.5));
+  PetscCall(ScaleArray(C, 0.5));
+  PetscCall(Check(A, C, "MatSeqAIJGetArray/RestoreArray"));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &E));
+  PetscCall(MatScale(E, 0.1));
+  PetscCall(MatAXPY(A, 2.0, E, SAME_NONZERO_PATTERN));
+  PetscCall(MatAXPY(C, 2.0, E, SAME_NONZERO_PATTERN));
+  PetscCall(Check(A, C, "MatAXPY"));
+  PetscCall(MatCopy(E, A, SAME_NONZERO_PATTERN));
+  PetscCall(MatCopy(E, C, SAME_NONZERO_PATTERN));
+  PetscCall(Check(A, C, "MatCopy"));
+  PetscCall(MatDestroy(&E));
+  PetscCall(MatZeroEntries(A));
+  PetscCall(MatZeroEntries(C));
+  PetscCall(Check(A, C, "MatZeroEntries"));
+  PetscCall(ChangeValues(A, 1.0, PETSC_FALSE));
+  PetscCall(ChangeValues(C, 1.0, PETSC_FALSE));
+  PetscCall(Check(A, C, "values after MatZeroEntries"));
+
+  /* 6. MatView/MatLoad in PETSc binary into a csrk matrix */
+  {
+    PetscViewer v;
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, "state-test.bin", FILE_MODE_WRITE, &v));
+    PetscCall(MatView(C, v));
+    PetscCall(PetscViewerDestroy(&v));
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &D));
+    PetscCall(MatSetType(D, MATCSRK));
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, "state-test.bin", FILE_MODE_READ, &v));
+    PetscCall(MatLoad(D, v));
+    PetscCall(PetscViewerDestroy(&v));
+    PetscCall(ExpectType(D, MATSEQCSRK, MATMPICSRK, "MatLoad into csrk type"));
+    PetscCall(Check(A, D, "MatLoad"));
+    PetscCall(MatDestroy(&D));
+  }
+
+  /* 7. MatGetRow through the inherited AIJ methods */
+  for (PetscInt q = rstart; q < rend; q += 11) {
+    PetscInt           na, nc;
+    const PetscInt    *ca, *cc;
+    const PetscScalar *va, *vc;
+    PetscBool          same = PETSC_TRUE;
+    PetscCall(MatGetRow(A, q, &na, &ca, &va));
+    PetscCall(MatGetRow(C, q, &nc, &cc, &vc));
+    if (na != nc) same = PETSC_FALSE;
+    for (PetscInt t = 0; same && t < na; t++)
+      if (ca[t] != cc[t] || va[t] != vc[t]) same = PETSC_FALSE;
+    PetscCall(MatRestoreRow(A, q, &na, &ca, &va));
+    PetscCall(MatRestoreRow(C, q, &nc, &cc, &vc));
+    PetscCall(Expect(same, "MatGetRow"));
+  }
+
+  /* 8. options changed on a built matrix take effect */
+  PetscCall(MatCSRKSetLevels(C, 3));
+  PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_BANDK));
+  PetscCall(Check(A, C, "options changed after assembly (k = 3, bandk)"));
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCall(Expect((PetscBool)(info.k == 3 && (m < 2 || info.ordering == MAT_CSRK_ORDERING_BANDK)), "new options in effect"));
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "state: %" PetscInt_FMT " checks, %" PetscInt_FMT " failures\n", nchecks, nfail));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscFinalize());
+  return nfail ? 1 : 0;
+}
