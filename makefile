@@ -31,8 +31,9 @@ CFLAGS_ALL  = -fPIC $(OPTFLAGS) $(WARNFLAGS) $(OPENMP_FLAGS) $(EXTRA_CFLAGS) -I$
 RPATH       = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(PETSC_LIB)))
 LIBS_ALL    = $(OPENMP_FLAGS) $(METIS_LIBS) $(RPATH) $(PETSC_LIB) -lz $(EXTRA_LDFLAGS)
 
-BUILD := $(TOP)/build
-LIB   := $(TOP)/lib/libcsrk.so
+BUILD  ?= $(TOP)/build
+LIBDIR ?= $(TOP)/lib
+LIB    := $(LIBDIR)/libcsrk.so
 
 LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/tuning.c \
            src/mat/impls/csrk/ordering/bandk.c src/mat/impls/csrk/seq/csrkseq.c src/mat/impls/csrk/mpi/csrkmpi.c \
@@ -60,10 +61,10 @@ $(LIB): $(LIB_OBJ)
 $(BUILD)/tests/% $(BUILD)/tutorials/%: CFLAGS_EXE = $(filter-out -fPIC,$(CFLAGS_ALL))
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(TOP)/lib -Wl,-rpath,$(TOP)/lib -lcsrk $(LIBS_ALL)
+	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
 $(BUILD)/tutorials/%: tutorials/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(TOP)/lib -Wl,-rpath,$(TOP)/lib -lcsrk $(LIBS_ALL)
+	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
 
 deps:
 	@bash $(TOP)/configure-hooks/install-deps.sh
@@ -83,6 +84,6 @@ demo:
 	$(BUILD)/tutorials/ex1 -n 48
 
 clean:
-	rm -rf $(BUILD) $(TOP)/lib
+	rm -rf $(BUILD) $(LIBDIR)
 
 -include $(LIB_OBJ:.o=.d)
