@@ -2,6 +2,8 @@
    Registration of the CSR-k types, their options and the public setters/getters.
 */
 #include "csrkimpl.h"
+#include <ctype.h>
+#include <errno.h>
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
@@ -45,25 +47,44 @@ static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* An integer option whose bad values (not a number, out of range) are errors that name the option: PETSc's own
+   messages for PetscOptionsRangeInt() do not. 0 stands for PETSC_DECIDE where min is 0. */
+static PetscErrorCode CSRKOptionsInt(CSRKOptionItems PetscOptionsObject, const char prefix[], const char opt[], const char text[], const char man[], PetscInt *value, PetscInt min, PetscInt max)
+{
+  char      cur[64], str[256];
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(cur, sizeof(cur), "%" PetscInt_FMT, *value == PETSC_DECIDE ? 0 : *value));
+  PetscCall(PetscOptionsString(opt, text, man, cur, str, sizeof(str), &set));
+  if (set) {
+    char     *end;
+    long long v;
+    errno = 0;
+    v     = strtoll(str, &end, 10);
+    while (end && isspace((unsigned char)*end)) end++;
+    PetscCheck(str[0] && !*end && !errno, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Invalid value '%s' for option -%s%s: expected an integer in [%" PetscInt_FMT ", %" PetscInt_FMT "]", str, prefix ? prefix : "", opt + 1, min, max);
+    PetscCheck(v >= min && v <= max, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Value %s of option -%s%s is out of range: expected an integer in [%" PetscInt_FMT ", %" PetscInt_FMT "]", str, prefix ? prefix : "", opt + 1, min, max);
+    *value = (min == 0 && v == 0) ? PETSC_DECIDE : (PetscInt)v;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option */
-PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, MatCSRKOptions *opt, PetscBool *changed)
+PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], MatCSRKOptions *opt, PetscBool *changed)
 {
   MatCSRKOptions old = *opt;
-  PetscInt       nthreads = opt->nthreads, sr = opt->sr_size, ssr = opt->ssr_size;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "CSR-k matrix options");
-  PetscCall(PetscOptionsRangeInt("-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", opt->k, &opt->k, NULL, 1, 3));
-  PetscCall(PetscOptionsBoundedInt("-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", sr == PETSC_DECIDE ? 0 : sr, &sr, NULL, 0));
-  PetscCall(PetscOptionsBoundedInt("-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", ssr == PETSC_DECIDE ? 0 : ssr, &ssr, NULL, 0));
+  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", &opt->k, 1, 3));
+  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->sr_size, 0, CSRK_IDX_MAX));
+  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size, 0, CSRK_IDX_MAX));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
                              (PetscEnum *)&opt->layout, NULL));
-  PetscCall(PetscOptionsBoundedInt("-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", nthreads == PETSC_DECIDE ? 0 : nthreads, &nthreads, NULL, 0));
+  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   PetscOptionsHeadEnd();
-  opt->sr_size  = sr ? sr : PETSC_DECIDE;
-  opt->ssr_size = ssr ? ssr : PETSC_DECIDE;
-  opt->nthreads = nthreads ? nthreads : PETSC_DECIDE;
   PetscCall(MatCSRKOptionsCheck(opt));
   *changed = (PetscBool)!MatCSRKOptionsEqual(&old, opt);
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -73,7 +73,7 @@ PETSC_INTERN PetscLogEvent MAT_CSRKBuild;
 
 /* options */
 PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, MatCSRKOptions *, PetscBool *);
+PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], MatCSRKOptions *, PetscBool *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
 /* tuning */

@@ -142,7 +142,7 @@ static PetscErrorCode MatSetFromOptions_MPICSRK(Mat A, CSRKOptionItems PetscOpti
   if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatMPICSRKGetSpptr(A, &sp));
   opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, &opt, &changed));
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, &opt, &changed));
   if (changed) PetscCall(MatCSRKSetOptions_MPICSRK(A, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

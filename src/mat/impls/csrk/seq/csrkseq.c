@@ -112,7 +112,7 @@ static PetscErrorCode MatSetFromOptions_SeqCSRK(Mat A, CSRKOptionItems PetscOpti
   if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
   opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, &opt, &changed));
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, &opt, &changed));
   if (changed) PetscCall(MatSeqCSRKSetOptions(A, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Runs every test of petsc-csrk and prints "N passed, N failed".
+#   BUILD    build folder (default <repo>/build)
+#   MPIEXEC  MPI launcher (default mpiexec)
+#   QUICK=1  fewer matrices and rank counts
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+matrices=${CSRK_MATRICES:-$top/../shared/matrices}
+mpiexec=${MPIEXEC:-mpiexec}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# two threads per rank at most: the CI machine has two cores
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+logdir=$build/test-logs
+mkdir -p "$logdir"
+pass=0
+fail=0
+ntest=0
+
+# run NAME NP CMD...: passes when CMD exits 0
+run() {
+  local name=$1 np=$2
+  shift 2
+  ntest=$((ntest + 1))
+  local log="$logdir/$ntest.log"
+  if $mpiexec -n "$np" "$@" >"$log" 2>&1; then
+    pass=$((pass + 1))
+    echo "ok   $name (np $np)"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name (np $np): $*"
+    tail -n 15 "$log" | sed 's/^/     | /'
+  fi
+}
+
+# run_error NAME PATTERN CMD...: passes when CMD fails cleanly (non-zero exit, no signal) with PATTERN in its output
+run_error() {
+  local name=$1 pattern=$2
+  shift 2
+  ntest=$((ntest + 1))
+  local log="$logdir/$ntest.log" rc
+  "$@" >"$log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q -- "$pattern" "$log"; then
+    pass=$((pass + 1))
+    echo "ok   $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: exit $rc, expected a PETSc error with '$pattern'"
+    tail -n 8 "$log" | sed 's/^/     | /'
+  fi
+}
+
+ranks="1 2 3"
+[ "${QUICK:-0}" = 1 ] && ranks="1 3"
+
+# 1. MatMult family parity with aij: every ordering, k and layout (24 configurations a run)
+for np in $ranks; do
+  run "parity lap2d5" "$np" "$build/tests/parity" -problem lap2d5 -n 30
+  run "parity lap3d7" "$np" "$build/tests/parity" -problem lap3d7 -n 12
+  run "parity lap3d27" "$np" "$build/tests/parity" -problem lap3d27 -n 10
+  run "parity elasticity3d (bs 3)" "$np" "$build/tests/parity" -problem elasticity3d -n 6
+  run "parity random (empty rows, dense row)" "$np" "$build/tests/parity" -problem random -n 700
+  run "parity rectangular random" "$np" "$build/tests/parity" -problem randrect -n 500
+  run "parity permuted lap3d7" "$np" "$build/tests/parity" -problem lap3d7 -n 10 -permute 3
+  run "parity tiny (fewer rows than ranks)" "$np" "$build/tests/parity" -problem random -n 2
+  run "parity explicit sizes" "$np" "$build/tests/parity" -problem lap2d5 -n 25 -mat_csrk_sr_size 7 -mat_csrk_ssr_size 3 -mat_csrk_threads 2
+done
+if [ -d "$matrices" ]; then
+  for f in "$matrices"/*.mtx "$matrices"/*.mtx.gz; do
+    [ -e "$f" ] || continue
+    for np in $ranks; do run "parity $(basename "$f")" "$np" "$build/tests/parity" -f "$f"; done
+  done
+else
+  echo "note: $matrices not found, shared matrices skipped"
+fi
+
+# 2. conversions, value and pattern changes
+for np in $ranks; do
+  for o in auto natural rcm bandk; do
+    run "state ordering $o" "$np" "$build/tests/state" -mat_csrk_ordering "$o"
+  done
+  run "state k=3 rowperm" "$np" "$build/tests/state" -mat_csrk_k 3 -mat_csrk_layout rowperm -mat_csrk_ordering bandk
+  run "state k=1 elasticity3d" "$np" "$build/tests/state" -problem elasticity3d -n 5 -mat_csrk_k 1 -mat_csrk_ordering rcm
+  run "state random" "$np" "$build/tests/state" -problem random -n 400 -mat_csrk_ordering bandk
+done
+# the specialized conversions, never MatConvert_Basic
+ntest=$((ntest + 1))
+if "$build/tests/state" -info 2>&1 | grep -q "MatConvert_Basic"; then
+  fail=$((fail + 1)); echo "FAIL conversions go through MatConvert_Basic"
+else
+  pass=$((pass + 1)); echo "ok   conversions use the specialized routines (no MatConvert_Basic in -info)"
+fi
+
+# 3. KSP CG: same preconditioner, iterations and solution as aij
+for np in 1 3; do
+  run "ksp lap3d7" "$np" "$build/tests/ksp" -problem lap3d7 -n 14 -pcs default,jacobi,gamg
+  run "ksp elasticity3d bandk" "$np" "$build/tests/ksp" -problem elasticity3d -n 7 -mat_csrk_ordering bandk -pcs default,gamg
+  [ -e "$matrices/wing.mtx" ] && run "ksp wing.mtx bandk k=3" "$np" "$build/tests/ksp" -f "$matrices/wing.mtx" -mat_csrk_ordering bandk -mat_csrk_k 3
+done
+
+# 4. invalid options: clean PETSc errors that name the option
+for bad in "-mat_csrk_k 7" "-mat_csrk_k 0" "-mat_csrk_k 2.5" "-mat_csrk_sr_size -3" "-mat_csrk_ssr_size abc" "-mat_csrk_threads -1"; do
+  run_error "invalid option $bad" "${bad%% *}" "$build/tests/ksp" -n 4 $bad
+done
+run_error "invalid option -mat_csrk_ordering foo" "mat_csrk_ordering" "$build/tests/ksp" -n 4 -mat_csrk_ordering foo
+run_error "invalid option -mat_csrk_layout bar" "mat_csrk_layout" "$build/tests/ksp" -n 4 -mat_csrk_layout bar
+
+# 5. Matrix Market reader: good files read, malformed ones give clean errors
+for f in "$top"/tests/data/mm-good/*.mtx*; do run "read $(basename "$f")" 1 "$build/tests/mmread_check" -f "$f"; done
+for f in "$top"/tests/data/mm-bad/*.mtx*; do run "reject $(basename "$f")" 1 "$build/tests/mmread_check" -expect_error -f "$f"; done
+run_error "missing file" "cannot open" "$build/tests/mmread_check" -f "$top/tests/data/no-such-file.mtx"
+
+# 6. unmodified PETSc tutorials with -dll_append (when PETSc's example sources are installed)
+if [ -x "$top/tests/petsc-tutorials.sh" ] || [ -f "$top/tests/petsc-tutorials.sh" ]; then
+  ntest=$((ntest + 1))
+  out=$(bash "$top/tests/petsc-tutorials.sh" 2>&1)
+  echo "$out" | grep -E '^(ok|FAIL|SKIP)' | sed 's/^/     /'
+  line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  p=$(echo "$line" | awk '{print $1}')
+  f=$(echo "$line" | awk '{print $3}')
+  ntest=$((ntest - 1))
+  pass=$((pass + ${p:-0}))
+  fail=$((fail + ${f:-0}))
+  if [ -z "$line" ] && ! echo "$out" | grep -q '^SKIP'; then fail=$((fail + 1)); echo "FAIL petsc-tutorials.sh printed no summary"; fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
