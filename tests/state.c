@@ -286,7 +286,30 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&D));
   }
 
-  /* 7. MatGetRow through the inherited AIJ methods */
+  /* 7. MatSetUp without preallocation (hash assembly in PETSc >= 3.19) still ends with CSR-k blocks */
+  {
+    PetscInt mloc, nloc;
+    PetscCall(MatGetLocalSize(A, &mloc, &nloc));
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &D));
+    PetscCall(MatSetSizes(D, mloc, nloc, PETSC_DETERMINE, PETSC_DETERMINE));
+    PetscCall(MatSetType(D, MATCSRK));
+    PetscCall(MatSetUp(D));
+    for (PetscInt q = rstart; q < rend; q++) {
+      PetscInt           nc;
+      const PetscInt    *cc;
+      const PetscScalar *vc;
+      PetscCall(MatGetRow(A, q, &nc, &cc, &vc));
+      PetscCall(MatSetValues(D, 1, &q, nc, cc, vc, INSERT_VALUES));
+      PetscCall(MatRestoreRow(A, q, &nc, &cc, &vc));
+    }
+    PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+    PetscCall(ExpectType(D, MATSEQCSRK, MATMPICSRK, "MatSetUp without preallocation: type of matrix and blocks"));
+    PetscCall(Check(A, D, "MatSetUp without preallocation"));
+    PetscCall(MatDestroy(&D));
+  }
+
+  /* 8. MatGetRow through the inherited AIJ methods */
   for (PetscInt q = rstart; q < rend; q += 11) {
     PetscInt           na, nc;
     const PetscInt    *ca, *cc;
@@ -302,7 +325,7 @@ int main(int argc, char **argv)
     PetscCall(Expect(same, "MatGetRow"));
   }
 
-  /* 8. options changed on a built matrix take effect */
+  /* 9. options changed on a built matrix take effect */
   PetscCall(MatCSRKSetLevels(C, 3));
   PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_BANDK));
   PetscCall(Check(A, C, "options changed after assembly (k = 3, bandk)"));
