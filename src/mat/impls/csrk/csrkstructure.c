@@ -255,9 +255,9 @@ PetscErrorCode MatCSRKStructureView(MatCSRKStructure *st, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k structure:\n"));
   PetscCall(PetscViewerASCIIPushTab(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)", st->k, st->sr_size, st->nsr));
-  if (st->k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, ", super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)", st->ssr_size, st->nssr));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "\nordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[st->ordering], MatCSRKLayouts[st->layout], st->bw_before, st->bw_after));
+  if (st->k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", st->sr_size, st->nsr, st->ssr_size, st->nssr));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", st->k, st->sr_size, st->nsr));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[st->ordering], MatCSRKLayouts[st->layout], st->bw_before, st->bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads\n", st->build_time, st->bytes / 1048576.0,
                                    100.0 * st->bytes / PetscMax(1.0, (PetscLogDouble)st->nnz * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)(st->m + 1) * sizeof(PetscInt)), st->nthreads));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -310,50 +310,54 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The threads' first-touch placement also fixes their row ranges: the kernel must use the same ones */
+/* One thread's rows r0..r1 (in the loop nest of the k levels) with the output placement fixed at compile time:
+   DST is the user's row of internal row r, OUT the stored value */
+#define CSRK_ROWS(R0, R1, DST, OUT) \
+  for (PetscInt r = (R0); r < (R1); r++) { \
+    PetscScalar sum = 0.0; \
+    for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xx[cj[q]]; \
+    y[DST] = OUT; \
+  }
+#define CSRK_NEST(DST, OUT) \
+  do { \
+    if (st->k == 1) { \
+      CSRK_ROWS(r0, r1, DST, OUT); \
+    } else if (st->k == 2) { \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT); \
+    } else { \
+      for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT); \
+    } \
+  } while (0)
+
+/* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
+   kernel uses the same ones. */
 PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
 {
-  const PetscBool gather = (PetscBool)(st->xwork != NULL);
-
   PetscFunctionBegin;
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
-    PetscInt                   t = 0, r0, r1;
-    const CSRKIdx *restrict    rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
-    const PetscScalar *restrict va = st->val, *xin = x;
+    PetscInt                    t = 0, r0, r1;
+    const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
+    const PetscScalar *restrict va = st->val, *restrict xx = x;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
-    if (gather) {
+    if (st->xwork) {
       /* renumbered layout: x in the internal order; every thread needs all of it */
       for (PetscInt r = r0; r < r1; r++) st->xwork[r] = x[perm[r]];
 #if defined(_OPENMP)
   #pragma omp barrier
 #endif
-      xin = st->xwork;
+      xx = st->xwork;
     }
-    {
-      const PetscScalar *restrict xx = xin;
-#define CSRK_ROWS(R0, R1) \
-  for (PetscInt r = (R0); r < (R1); r++) { \
-    PetscScalar    sum = 0.0; \
-    const PetscInt dst = perm ? perm[r] : r; \
-    for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xx[cj[q]]; \
-    y[dst] = z ? z[dst] + sum : sum; \
-  }
-      if (st->k == 1) {
-        CSRK_ROWS(r0, r1);
-      } else if (st->k == 2) {
-        for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1]);
-      } else {
-        for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++)
-          for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1]);
-      }
-#undef CSRK_ROWS
-    }
+    if (!perm && !z) CSRK_NEST(r, sum);
+    else if (!perm) CSRK_NEST(r, z[r] + sum);
+    else if (!z) CSRK_NEST(perm[r], sum);
+    else CSRK_NEST(perm[r], z[perm[r]] + sum);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -165,9 +165,9 @@ static PetscErrorCode MatView_MPICSRK(Mat A, PetscViewer viewer)
     PetscCall(MatCSRKGetInfo(A, &info));
     PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k diagonal blocks (summed or max over ranks):\n"));
     PetscCall(PetscViewerASCIIPushTab(viewer));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)", info.k, info.sr_size, info.nsr));
-    if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, ", super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)", info.ssr_size, info.nssr));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "\nordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
+    if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
     PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s (max), memory overhead %g MB (all blocks), %" PetscInt_FMT " OpenMP threads per rank\n", info.build_time, info.bytes / 1048576.0, info.nthreads));
     PetscCall(PetscViewerASCIIPopTab(viewer));
   }

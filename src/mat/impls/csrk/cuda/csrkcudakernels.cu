@@ -1,0 +1,414 @@
+/*
+   CSR-k SpMV kernels on NVIDIA GPUs and the device copy of the CSR-k structure.
+
+   The device arrays are the host structure of MatCSRKStructureBuild() uploaded as they are (one structure
+   build for every type). Kernels:
+     scalar (GPUSpMV-3): a block per super-super-row (per super-row for k = 2), a thread per row; block
+                         (x = rows of a super-row, y = super-rows of the super-super-row)
+     vector (GPUSpMV-3.5): a sub-warp of w lanes per row, reduced with __shfl_down_sync inside the sub-warp;
+                         block (x = w lanes, y = rows, z = super-rows)
+     long rows:          rows longer than a threshold are skipped by the kernels above and done by a block
+                         each, reduced in a fixed order (deterministic)
+   Every reduction has a fixed order, so results are bitwise reproducible run to run.
+*/
+#include "../csrkimpl.h"
+#include "csrkcuda.h"
+#include <petscdevice_cuda.h>
+#include <math.h>
+
+#define CSRK_LONG_BLOCK 256
+
+static PetscErrorCode CSRKGetStream(cudaStream_t *s)
+{
+  PetscFunctionBegin;
+#if PETSC_VERSION_GE(3, 20, 0)
+  PetscCall(PetscGetCurrentCUDAStream(s));
+#else
+  *s = PetscDefaultCudaStream;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* shuffle of a PetscScalar, also when it is complex (shuffled as its real words) */
+__device__ __forceinline__ PetscScalar CSRKShflDown(unsigned mask, PetscScalar v, int d, int w)
+{
+  if constexpr (sizeof(PetscScalar) == sizeof(double) || sizeof(PetscScalar) == sizeof(float)) {
+    return __shfl_down_sync(mask, v, d, w);
+  } else {
+    PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
+    memcpy(r, &v, sizeof(PetscScalar));
+    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __shfl_down_sync(mask, r[i], d, w);
+    memcpy(&v, r, sizeof(PetscScalar));
+    return v;
+  }
+}
+
+__device__ __forceinline__ void CSRKStore(PetscInt r, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum)
+{
+  const CSRKIdx dst = perm ? perm[r] : (CSRKIdx)r;
+  y[dst]            = z ? z[dst] + sum : sum;
+}
+
+/* GPUSpMV-3: thread per row */
+__global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx u = blockIdx.x;
+  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
+    for (CSRKIdx r = srptr[s] + threadIdx.x; r < srptr[s + 1]; r += blockDim.x) {
+      const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
+      PetscScalar   sum = 0.0;
+      if (q1 - q0 > longlen) continue;
+      for (CSRKIdx q = q0; q < q1; q++) sum += val[q] * x[colidx[q]];
+      CSRKStore(r, perm, z, y, sum);
+    }
+  }
+}
+
+/* GPUSpMV-3.5: a sub-warp of W lanes per row. The shuffles only involve the W lanes of one row, which all take
+   the same path through the loops, so the partial mask is exact on Volta and later. */
+template <int W>
+__global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx  u    = blockIdx.x;
+  const unsigned lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
+  const unsigned mask = (W == 32 ? 0xffffffffu : ((1u << W) - 1u) << (lane & ~(unsigned)(W - 1)));
+  for (CSRKIdx s = unitptr[u] + threadIdx.z; s < unitptr[u + 1]; s += blockDim.z) {
+    for (CSRKIdx r = srptr[s] + threadIdx.y; r < srptr[s + 1]; r += blockDim.y) {
+      const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
+      PetscScalar   sum = 0.0;
+      if (q1 - q0 > longlen) continue; /* the same for the W lanes of the row */
+      for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += val[q] * x[colidx[q]];
+#pragma unroll
+      for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShflDown(mask, sum, d, W);
+      if (threadIdx.x == 0) CSRKStore(r, perm, z, y, sum);
+    }
+  }
+}
+
+/* A block per long row; warp shuffles then a fixed-order sum of the warp results */
+__global__ void CSRKLongRowKernel(const CSRKIdx *__restrict__ rows, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  __shared__ PetscScalar part[CSRK_LONG_BLOCK / 32];
+  const CSRKIdx          r = rows[blockIdx.x];
+  PetscScalar            sum = 0.0;
+  for (CSRKIdx q = rowptr[r] + threadIdx.x; q < rowptr[r + 1]; q += blockDim.x) sum += val[q] * x[colidx[q]];
+  for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    PetscScalar total = 0.0;
+    for (int w = 0; w < CSRK_LONG_BLOCK / 32; w++) total += part[w];
+    CSRKStore(r, perm, z, y, total);
+  }
+}
+
+__global__ void CSRKGatherKernel(PetscInt n, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, PetscScalar *__restrict__ xp)
+{
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) xp[i] = x[perm[i]];
+}
+
+__global__ void CSRKScatterKernel(PetscInt n, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ yp, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) y[perm[i]] = z ? z[perm[i]] + yp[i] : yp[i];
+}
+
+__global__ void CSRKMapValuesKernel(PetscInt n, const CSRKIdx *__restrict__ map, const PetscScalar *__restrict__ v, PetscScalar *__restrict__ w)
+{
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) w[i] = v[map[i]];
+}
+
+static inline unsigned CSRKGrid(PetscInt n)
+{
+  return (unsigned)PetscMax(1, PetscMin((n + 255) / 256, 65535 * 4));
+}
+
+template <typename T>
+static PetscErrorCode CSRKUpload(T **d, const T *h, PetscInt n, size_t *bytes)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMalloc((void **)d, sizeof(T) * PetscMax(n, 1)));
+  if (h && n) PetscCallCUDA(cudaMemcpy(*d, h, sizeof(T) * n, cudaMemcpyHostToDevice));
+  *bytes += sizeof(T) * n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define CSRKCudaFree(p) \
+  do { \
+    if (p) PetscCallCUDA(cudaFree(p)); \
+    (p) = NULL; \
+  } while (0)
+
+static PetscErrorCode CSRKDeviceFreeTranspose(CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  CSRKCudaFree(d->trowptr);
+  CSRKCudaFree(d->tcolidx);
+  CSRKCudaFree(d->tmap);
+  CSRKCudaFree(d->tval);
+  d->has_transpose = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
+{
+  CSRKDevice *d = *dev;
+
+  PetscFunctionBegin;
+  if (!d) PetscFunctionReturn(PETSC_SUCCESS);
+  CSRKCudaFree(d->rowptr);
+  CSRKCudaFree(d->colidx);
+  CSRKCudaFree(d->val);
+  CSRKCudaFree(d->unitptr);
+  CSRKCudaFree(d->srptr);
+  CSRKCudaFree(d->perm);
+  CSRKCudaFree(d->longrows);
+  CSRKCudaFree(d->xwork);
+  CSRKCudaFree(d->ywork);
+  CSRKCudaFree(d->xhost);
+  PetscCall(CSRKDeviceFreeTranspose(d));
+  PetscCall(PetscFree(*dev));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Kernel and launch shape from the row statistics (the constant-time model of docs/tuning.md) */
+static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st, const MatCSRKOptions *opt)
+{
+  PetscReal mean = st->m ? (PetscReal)st->nnz / st->m : 0, var = 0;
+  PetscInt  maxlen = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt r = 0; r < st->m; r++) {
+    const PetscInt len = st->rowptr[r + 1] - st->rowptr[r];
+    maxlen             = PetscMax(maxlen, len);
+    var += ((PetscReal)len - mean) * ((PetscReal)len - mean);
+  }
+  var       = st->m ? var / st->m : 0;
+  d->mean   = mean;
+  d->var    = var;
+  d->maxlen = maxlen;
+  /* long rows: far beyond the mean, where one sub-warp would serialise a whole block */
+  d->longlen = opt->cuda_long > 0 ? opt->cuda_long : PetscMax(512, (PetscInt)(16 * mean));
+  if (maxlen <= d->longlen) d->longlen = CSRK_IDX_MAX;
+  d->width = opt->cuda_width;
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
+  if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : (mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32);
+  PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
+  /* threads per block: the paper's shapes, bounded by the sizes of the groups they cover */
+  if (d->width == 1) {
+    d->block = dim3((unsigned)PetscMin(PetscMax(st->sr_size, 1), 32), (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / 32)), 1);
+  } else {
+    const unsigned rows = (unsigned)PetscMax(1, PetscMin(st->sr_size, 256 / d->width));
+    const unsigned srs  = (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / (d->width * rows)));
+    d->block            = dim3((unsigned)d->width, rows, srs);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDADeviceUpload - uploads the structure (all = true) or only the values of the host structure st
+*/
+PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRKOptions *opt, PetscBool all, CSRKDevice **dev)
+{
+  CSRKDevice *d;
+  size_t      bytes = 0;
+
+  PetscFunctionBegin;
+  if (!all && *dev) {
+    d = *dev;
+    PetscCallCUDA(cudaMemcpy(d->val, st->val, sizeof(PetscScalar) * st->nnz, cudaMemcpyHostToDevice));
+    PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * st->nnz));
+    if (d->has_transpose) {
+      cudaStream_t stream;
+      PetscCall(CSRKGetStream(&stream));
+      CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, d->tval);
+      PetscCallCUDA(cudaGetLastError());
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatCSRKCUDADeviceDestroy(dev));
+  PetscCall(PetscNew(&d));
+  d->m   = st->m;
+  d->n   = st->n;
+  d->nnz = st->nnz;
+  d->k   = st->k;
+  PetscCall(CSRKUpload(&d->rowptr, st->rowptr, st->m + 1, &bytes));
+  PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
+  PetscCall(CSRKUpload(&d->val, st->val, st->nnz, &bytes));
+  PetscCall(CSRKUpload(&d->srptr, st->srptr, st->nsr + 1, &bytes));
+  if (st->k == 3) {
+    d->nunits = st->nssr;
+    PetscCall(CSRKUpload(&d->unitptr, st->ssrptr, st->nssr + 1, &bytes));
+  } else {
+    /* k = 1, 2: a block per super-row (for k = 1 the super-rows are only the launch grouping) */
+    CSRKIdx *u;
+    d->nunits = st->nsr;
+    PetscCall(PetscMalloc1(st->nsr + 1, &u));
+    for (PetscInt i = 0; i <= st->nsr; i++) u[i] = (CSRKIdx)i;
+    PetscCall(CSRKUpload(&d->unitptr, u, st->nsr + 1, &bytes));
+    PetscCall(PetscFree(u));
+  }
+  if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
+  if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
+  PetscCall(CSRKChooseKernel(d, st, opt));
+  if (d->longlen < CSRK_IDX_MAX) {
+    CSRKIdx *rows;
+    PetscCall(PetscMalloc1(st->m, &rows));
+    for (PetscInt r = 0; r < st->m; r++)
+      if (st->rowptr[r + 1] - st->rowptr[r] > d->longlen) rows[d->nlong++] = (CSRKIdx)r;
+    PetscCall(CSRKUpload(&d->longrows, rows, d->nlong, &bytes));
+    PetscCall(PetscFree(rows));
+  }
+  PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+  d->bytes = bytes;
+  *dev     = d;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, const CSRKIdx *srptr, const CSRKIdx *rowptr, const CSRKIdx *colidx, const PetscScalar *val, const CSRKIdx *perm, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
+  switch (d->width) {
+  case 1:
+    CSRKScalarKernel<<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
+  case 2:
+    CSRKVectorKernel<2><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
+  case 4:
+    CSRKVectorKernel<4><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
+  case 8:
+    CSRKVectorKernel<8><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
+  case 16:
+    CSRKVectorKernel<16><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
+  default:
+    CSRKVectorKernel<32><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+  }
+  PetscCallCUDA(cudaGetLastError());
+  if (d->nlong) {
+    CSRKLongRowKernel<<<(unsigned)d->nlong, CSRK_LONG_BLOCK, 0, stream>>>(d->longrows, rowptr, colidx, val, perm, x, z, y);
+    PetscCallCUDA(cudaGetLastError());
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDADeviceMult - y = A x (+ z), all device pointers, in the user's ordering
+*/
+PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKGetStream(&stream));
+  if (d->xwork) {
+    CSRKGatherKernel<<<CSRKGrid(d->n), 256, 0, stream>>>(d->n, d->perm, x, d->xwork);
+    PetscCallCUDA(cudaGetLastError());
+    x = d->xwork;
+  }
+  PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, d->colidx, d->val, d->perm, x, z, y, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The transpose of the stored matrix S, with tmap[q] = position in S of entry q of S^T, for value refreshes */
+static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *st)
+{
+  CSRKIdx *tp, *tc, *tm, *fill;
+  size_t   bytes = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(st->n + 1, &tp));
+  PetscCall(PetscMalloc3(PetscMax(st->nnz, 1), &tc, PetscMax(st->nnz, 1), &tm, st->n + 1, &fill));
+  for (PetscInt q = 0; q < st->nnz; q++) tp[st->colidx[q] + 1]++;
+  for (PetscInt c = 0; c < st->n; c++) tp[c + 1] += tp[c];
+  for (PetscInt c = 0; c <= st->n; c++) fill[c] = tp[c];
+  for (PetscInt r = 0; r < st->m; r++)
+    for (CSRKIdx q = st->rowptr[r]; q < st->rowptr[r + 1]; q++) {
+      const CSRKIdx at = fill[st->colidx[q]]++;
+      tc[at]           = (CSRKIdx)r;
+      tm[at]           = q;
+    }
+  PetscCall(CSRKUpload(&d->trowptr, tp, st->n + 1, &bytes));
+  PetscCall(CSRKUpload(&d->tcolidx, tc, st->nnz, &bytes));
+  PetscCall(CSRKUpload(&d->tmap, tm, st->nnz, &bytes));
+  PetscCall(CSRKUpload(&d->tval, (PetscScalar *)NULL, st->nnz, &bytes));
+  PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+  PetscCall(PetscFree(tp));
+  PetscCall(PetscFree3(tc, tm, fill));
+  {
+    cudaStream_t stream;
+    PetscCall(CSRKGetStream(&stream));
+    CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, d->tval);
+    PetscCallCUDA(cudaGetLastError());
+  }
+  d->has_transpose = PETSC_TRUE;
+  d->tbytes        = bytes;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDADeviceMultTranspose - y = A^T x (+ z) with a stored transpose of the CSR-k copy S:
+   no permutation: A^T = S^T; renumbered (S = P A P^T): A^T x = P^T S^T (P x); rowperm (S = P A): A^T x = S^T (P x)
+*/
+PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+{
+  cudaStream_t stream;
+  CSRKDevice   t;
+
+  PetscFunctionBegin;
+  if (!d->has_transpose) PetscCall(CSRKBuildTranspose(d, st));
+  PetscCall(CSRKGetStream(&stream));
+  if (d->perm) {
+    if (!d->xhost) PetscCallCUDA(cudaMalloc((void **)&d->xhost, sizeof(PetscScalar) * PetscMax(d->m, 1)));
+    CSRKGatherKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, x, d->xhost);
+    PetscCallCUDA(cudaGetLastError());
+    x = d->xhost;
+  }
+  /* S^T as a CSR-1 launch over rows grouped by 32 */
+  t        = *d;
+  t.width  = d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8;
+  t.block  = t.width == 1 ? dim3(32, 1, 1) : dim3(8, 32, 1);
+  t.nlong  = 0;
+  t.longlen = CSRK_IDX_MAX;
+  {
+    const PetscInt per = 32, nunits = (d->n + per - 1) / per;
+    CSRKIdx       *u, *srp, *du, *dsrp;
+    PetscCall(PetscMalloc2(nunits + 1, &u, nunits + 1, &srp));
+    for (PetscInt i = 0; i <= nunits; i++) {
+      u[i]   = (CSRKIdx)i;
+      srp[i] = (CSRKIdx)PetscMin(i * per, d->n);
+    }
+    PetscCallCUDA(cudaMalloc((void **)&du, sizeof(CSRKIdx) * (nunits + 1)));
+    PetscCallCUDA(cudaMalloc((void **)&dsrp, sizeof(CSRKIdx) * (nunits + 1)));
+    PetscCallCUDA(cudaMemcpyAsync(du, u, sizeof(CSRKIdx) * (nunits + 1), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(dsrp, srp, sizeof(CSRKIdx) * (nunits + 1), cudaMemcpyHostToDevice, stream));
+    t.nunits = nunits;
+    if (d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) {
+      /* y[perm[c]] = z[perm[c]] + (S^T xp)[c]: the same scatter as the forward product */
+      PetscCall(CSRKLaunch(&t, du, dsrp, d->trowptr, d->tcolidx, d->tval, d->perm, x, z, y, stream));
+    } else PetscCall(CSRKLaunch(&t, du, dsrp, d->trowptr, d->tcolidx, d->tval, NULL, x, z, y, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream));
+    PetscCallCUDA(cudaFree(du));
+    PetscCallCUDA(cudaFree(dsrp));
+    PetscCall(PetscFree2(u, srp));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Device scratch for an input that lives on the host */
+PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *d, const PetscScalar *host, PetscInt n, const PetscScalar **dptr)
+{
+  PetscFunctionBegin;
+  if (!d->ywork || d->nywork < n) {
+    CSRKCudaFree(d->ywork);
+    PetscCallCUDA(cudaMalloc((void **)&d->ywork, sizeof(PetscScalar) * PetscMax(n, 1)));
+    d->nywork = n;
+  }
+  PetscCallCUDA(cudaMemcpy(d->ywork, host, sizeof(PetscScalar) * n, cudaMemcpyHostToDevice));
+  PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * n));
+  *dptr = d->ywork;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
