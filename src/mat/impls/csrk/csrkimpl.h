@@ -48,6 +48,7 @@ typedef struct {
   PetscInt        nthreads;
   PetscInt       *tstart;
   /* statistics */
+  PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
   PetscInt        bw_before, bw_after;
   PetscLogDouble  build_time;
   PetscLogDouble  bytes;
@@ -78,9 +79,10 @@ PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const Ma
 
 /* tuning */
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
 
 /* ordering */
-PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **, PetscInt *, PetscInt **);
+PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 
 /* structure */

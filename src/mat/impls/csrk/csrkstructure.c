@@ -5,14 +5,29 @@
    This is the one structure build shared by the sequential, MPI and CUDA types.
 */
 #include "csrkimpl.h"
+#include <stdlib.h>
+#include <unistd.h>
 #if defined(_OPENMP)
   #include <omp.h>
 #endif
 
+/* OMP_NUM_THREADS when the user set it; otherwise the processors this rank may run on, shared with the other ranks
+   of the node when they were not bound apart (several ranks each starting all cores' worth of threads would
+   oversubscribe the node). The launcher tells the node-local rank count without any communication. */
 static PetscInt CSRKDefaultThreads(void)
 {
 #if defined(_OPENMP)
-  return (PetscInt)omp_get_max_threads();
+  const char *local[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE", "PALS_LOCAL_SIZE"};
+  int         nlocal  = 1, nprocs = omp_get_num_procs(), ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+  if (getenv("OMP_NUM_THREADS")) return (PetscInt)omp_get_max_threads();
+  for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+    if (getenv(local[i])) {
+      nlocal = atoi(getenv(local[i]));
+      break;
+    }
+  if (nlocal > 1 && nprocs * nlocal > ncores) nprocs = ncores / nlocal;
+  return (PetscInt)PetscMax(1, PetscMin(nprocs, omp_get_max_threads()));
 #else
   return 1;
 #endif
@@ -70,17 +85,19 @@ static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscI
   }
 }
 
-/* Fixed-size grouping of consecutive rows (natural and RCM orderings) */
-static PetscErrorCode CSRKGroupFixed(PetscInt n, PetscInt size, PetscInt *ngroups, CSRKIdx **ptr)
+/* Cuts [0, n) into chunks of at most size items that do not cross the group boundaries bnd[0..nb] (n, n = one group) */
+static PetscErrorCode CSRKChunk(PetscInt n, PetscInt size, PetscInt nb, const PetscInt *bnd, PetscInt *nchunks, CSRKIdx **ptr)
 {
-  PetscInt g;
+  PetscInt c = 0;
 
   PetscFunctionBegin;
-  size     = PetscMax(size, 1);
-  *ngroups = (n + size - 1) / size;
-  PetscCall(PetscMalloc1(*ngroups + 1, ptr));
-  for (g = 0; g < *ngroups; g++) (*ptr)[g] = (CSRKIdx)(g * size);
-  (*ptr)[*ngroups] = (CSRKIdx)n;
+  size = PetscMax(size, 1);
+  *nchunks = 0;
+  for (PetscInt b = 0; b < nb; b++) *nchunks += (bnd[b + 1] - bnd[b] + size - 1) / size;
+  PetscCall(PetscMalloc1(*nchunks + 1, ptr));
+  for (PetscInt b = 0; b < nb; b++)
+    for (PetscInt i = bnd[b]; i < bnd[b + 1]; i += size) (*ptr)[c++] = (CSRKIdx)i;
+  (*ptr)[c] = (CSRKIdx)n;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -138,7 +155,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   const PetscInt   *ai, *aj;
   PetscScalar      *aa;
   PetscMemType      mtype;
-  PetscInt          m, n, bs, r, *perm = NULL, nsr = 0, *srptr = NULL, nssr = 0, *ssrptr = NULL;
+  PetscInt          m, n, bs, r, *perm = NULL, ngroups = 0, *groupptr = NULL;
   CSRKIdx          *iperm = NULL;
   PetscLogDouble    t0, t1;
 
@@ -165,12 +182,13 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     st->ordering = MAT_CSRK_ORDERING_NATURAL;
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
-    /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it */
+    /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it,
+       unless the x entries a row reaches span less than an L1 cache (4096 doubles) */
     PetscReal dist = 0;
     for (r = 0; r < m; r++)
       for (PetscInt q = ai[r]; q < ai[r + 1]; q++) dist += (PetscReal)PetscAbsInt(r - aj[q]);
     dist /= (PetscReal)PetscMax(ai[m], 1);
-    st->ordering = dist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_BANDK : MAT_CSRK_ORDERING_NATURAL;
+    st->ordering = dist > PetscMax((PetscReal)m / 16, 4096.0) ? MAT_CSRK_ORDERING_BANDK : MAT_CSRK_ORDERING_NATURAL;
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
   }
   if (bs > 1 && m % bs) bs = 1;
@@ -178,31 +196,37 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
 
-  /* ordering, possibly with its own super-row (and super-super-row) groups */
-  if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, st->k, st->sr_size, st->ssr_size, &perm, &nsr, &srptr, &nssr, &ssrptr));
+  /* ordering; Band-k also gives groups that the super-rows must not cross */
+  if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), &perm, &ngroups, &groupptr));
+  if (!groupptr) {
+    ngroups = 1;
+    PetscCall(PetscMalloc1(2, &groupptr));
+    groupptr[0] = 0;
+    groupptr[1] = m;
+  }
+  st->ngroups = ngroups;
   if (perm) {
     PetscCall(PetscMalloc1(m, &st->perm));
     PetscCall(PetscMalloc1(m, &iperm));
     for (r = 0; r < m; r++) {
-      st->perm[r]     = (CSRKIdx)perm[r];
-      iperm[perm[r]]  = (CSRKIdx)r;
+      st->perm[r]    = (CSRKIdx)perm[r];
+      iperm[perm[r]] = (CSRKIdx)r;
     }
     PetscCall(PetscFree(perm));
   }
-  if (srptr) {
-    PetscCall(PetscMalloc1(nsr + 1, &st->srptr));
-    for (r = 0; r <= nsr; r++) st->srptr[r] = (CSRKIdx)srptr[r];
-    st->nsr = nsr;
-    PetscCall(PetscFree(srptr));
-  } else PetscCall(CSRKGroupFixed(m, st->sr_size, &st->nsr, &st->srptr));
+  PetscCall(CSRKChunk(m, st->sr_size, ngroups, groupptr, &st->nsr, &st->srptr));
   if (st->k == 3) {
-    if (ssrptr) {
-      PetscCall(PetscMalloc1(nssr + 1, &st->ssrptr));
-      for (r = 0; r <= nssr; r++) st->ssrptr[r] = (CSRKIdx)ssrptr[r];
-      st->nssr = nssr;
-    } else PetscCall(CSRKGroupFixed(st->nsr, st->ssr_size, &st->nssr, &st->ssrptr));
+    /* the group boundaries in super-row numbers */
+    PetscInt *sg;
+    PetscCall(PetscMalloc1(ngroups + 1, &sg));
+    for (PetscInt g = 0, s = 0; g <= ngroups; g++) {
+      while (s < st->nsr && st->srptr[s] < groupptr[g]) s++;
+      sg[g] = s;
+    }
+    PetscCall(CSRKChunk(st->nsr, st->ssr_size, ngroups, sg, &st->nssr, &st->ssrptr));
+    PetscCall(PetscFree(sg));
   }
-  PetscCall(PetscFree(ssrptr));
+  PetscCall(PetscFree(groupptr));
 
   /* row pointers in the internal order */
   PetscCall(PetscMalloc1(m + 1, &st->rowptr));

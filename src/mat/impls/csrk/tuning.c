@@ -5,6 +5,10 @@
    (96 rows) is close to optimal for most matrices; the super-rows are the unit of the static OpenMP
    schedule, so they are also capped to leave at least 8 units per thread for load balance.
    CSR-3 on the CPU: 32-row super-rows grouped by 8 into super-super-rows (256 rows), same cap.
+
+   Band-k groups (the METIS parts, inside which super-rows are cut) hold about 1 MiB of matrix data: measured on
+   a scrambled 3D Laplacian (docs/design.md), larger groups keep more x reuse inside a group and METIS is far
+   cheaper with fewer parts, while at least 4 groups per thread keep the static schedule balanced.
 */
 #include "csrkimpl.h"
 
@@ -31,4 +35,18 @@ PetscErrorCode MatCSRKChooseSizes(PetscInt k, PetscInt m, PetscInt nnz, PetscInt
   /* keep the rows of one block (node) in one super-row */
   *sr = PetscMax(bs, (*sr / bs) * bs);
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define CSRK_BANDK_GROUP_BYTES (1 << 20)
+#define CSRK_GROUPS_PER_THREAD 4
+
+PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt nthreads)
+{
+  const PetscReal rowbytes = 12.0 * (PetscReal)nnz / (PetscReal)PetscMax(m, 1) + 20.0;
+  PetscInt        rows     = (PetscInt)(CSRK_BANDK_GROUP_BYTES / rowbytes);
+
+  rows = PetscMin(rows, m / (CSRK_GROUPS_PER_THREAD * PetscMax(nthreads, 1)));
+  rows = PetscMax(rows, 64);
+  bs   = PetscMax(bs, 1);
+  return PetscMax(bs, (rows / bs) * bs);
 }

@@ -2,10 +2,11 @@
    Orderings for CSR-k: RCM (PETSc's own MatGetOrdering) and Band-k.
 
    Band-k: the symmetrized graph of the matrix (of its blocks when the block size is > 1) is coarsened by
-   METIS into super-rows (and, for k = 3, the super-row graph into super-super-rows). Every coarse level is
-   ordered by a weighted Cuthill-McKee (neighbours taken by decreasing number of fine edges between the
-   groups), reversed; the ordering is then expanded level by level: groups follow their parent's order,
-   fine nodes inside a group follow the fine RCM order.
+   METIS into groups of consecutive rows sized to the cache (tuning.c); the group graph, weighted by the
+   number of fine edges between groups, is ordered by a weighted Cuthill-McKee (heaviest connection first),
+   reversed; the ordering is expanded with the rows of each group in the fine RCM order (PETSc's). The
+   structure build cuts the super-rows (and super-super-rows) inside the groups, so that each level of
+   CSR-k is a contiguous, connected piece of the graph.
 */
 #include "../csrkimpl.h"
 #include <metis.h>
@@ -319,74 +320,47 @@ static PetscErrorCode CSRKBucket(PetscInt n, const PetscInt *in, const PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Band-k on the node graph g: node order, node offsets of the super-rows and super-row offsets of the super-super-rows */
-static PetscErrorCode CSRKBandK(const CSRKGraph *g, PetscInt k, PetscInt srnodes, PetscInt ssr_size, PetscInt *nodeorder, PetscInt *nsr, PetscInt **srnodeptr, PetscInt *nssr, PetscInt **ssrptr)
+/* Band-k on the node graph g: METIS groups of about gnodes nodes, ordered by the weighted RCM of the group graph,
+   nodes inside a group in fine RCM order. Returns the node order and the node offsets of the groups. */
+static PetscErrorCode CSRKBandK(const CSRKGraph *g, PetscInt gnodes, PetscInt *nodeorder, PetscInt *ngroups, PetscInt **gnodeptr)
 {
-  CSRKGraph c1 = {0}, c2 = {0};
-  PetscInt  n = g->n, ng1, ng2 = 1, *part1, *part2 = NULL, *rank1, *rank2 = NULL, *key1, *fine, *groups, *gorder, *gptr;
+  CSRKGraph c = {0};
+  PetscInt  n = g->n, ng = 0, *part, *rank, *fine, *key;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc2(n, &part1, n, &fine));
+  PetscCall(PetscMalloc3(n, &part, n, &fine, n, &key));
   PetscCall(CSRKGraphRCM(g, fine));
-  PetscCall(CSRKMetisGroups(g, (n + srnodes - 1) / srnodes, part1, &ng1));
-  PetscCall(CSRKGraphContract(g, part1, ng1, &c1));
-  PetscCall(PetscMalloc3(ng1, &rank1, ng1, &key1, ng1, &groups));
-  PetscCall(CSRKWeightedRCM(&c1, rank1));
-  if (k == 3) {
-    PetscCall(PetscMalloc1(ng1, &part2));
-    PetscCall(CSRKMetisGroups(&c1, (ng1 + ssr_size - 1) / ssr_size, part2, &ng2));
-    PetscCall(CSRKGraphContract(&c1, part2, ng2, &c2));
-    PetscCall(PetscMalloc1(ng2, &rank2));
-    PetscCall(CSRKWeightedRCM(&c2, rank2));
-  }
-  /* super-rows in their weighted RCM order, then (k = 3) bucketed by the rank of their super-super-row */
-  for (PetscInt q = 0; q < ng1; q++) groups[rank1[q]] = q;
-  PetscCall(PetscMalloc1(ng1, &gorder));
-  if (k == 3) {
-    for (PetscInt q = 0; q < ng1; q++) key1[q] = rank2[part2[q]];
-    PetscCall(PetscMalloc1(ng2 + 1, ssrptr));
-    PetscCall(CSRKBucket(ng1, groups, key1, ng2, gorder, *ssrptr));
-    *nssr = ng2;
-  } else PetscCall(PetscArraycpy(gorder, groups, ng1));
-  /* fine nodes: in fine RCM order, bucketed by the position of their super-row */
-  for (PetscInt q = 0; q < ng1; q++) key1[gorder[q]] = q;
-  {
-    PetscInt *key;
-    PetscCall(PetscMalloc1(n, &key));
-    for (PetscInt v = 0; v < n; v++) key[v] = key1[part1[v]];
-    PetscCall(PetscMalloc1(ng1 + 1, &gptr));
-    PetscCall(CSRKBucket(n, fine, key, ng1, nodeorder, gptr));
-    PetscCall(PetscFree(key));
-  }
-  *nsr       = ng1;
-  *srnodeptr = gptr;
-  PetscCall(PetscFree(gorder));
-  PetscCall(PetscFree3(rank1, key1, groups));
-  PetscCall(PetscFree(part2));
-  PetscCall(PetscFree(rank2));
-  PetscCall(PetscFree2(part1, fine));
-  PetscCall(CSRKGraphDestroy(&c1));
-  PetscCall(CSRKGraphDestroy(&c2));
+  PetscCall(CSRKMetisGroups(g, (n + gnodes - 1) / gnodes, part, &ng));
+  PetscCall(CSRKGraphContract(g, part, ng, &c));
+  PetscCall(PetscMalloc1(ng, &rank));
+  PetscCall(CSRKWeightedRCM(&c, rank));
+  /* expand: nodes in fine RCM order, bucketed by the rank of their group */
+  for (PetscInt v = 0; v < n; v++) key[v] = rank[part[v]];
+  PetscCall(PetscMalloc1(ng + 1, gnodeptr));
+  PetscCall(CSRKBucket(n, fine, key, ng, nodeorder, *gnodeptr));
+  *ngroups = ng;
+  PetscCall(PetscFree(rank));
+  PetscCall(PetscFree3(part, fine, key));
+  PetscCall(CSRKGraphDestroy(&c));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*
    MatCSRKComputeOrdering - row ordering of the square sequential matrix A for CSR-k.
 
-   Output: perm[r] = original row placed at position r (PetscMalloc'ed); for Band-k also the row offsets of the
-   super-rows (srptr, nsr+1 entries) and, for k = 3, the super-row offsets of the super-super-rows (ssrptr).
-   With block size bs > 1 the rows of one block stay together.
+   Output: perm[r] = original row placed at position r (PetscMalloc'ed, NULL for the natural ordering); for Band-k
+   also the row offsets of its groups (groupptr, ngroups+1 entries), inside which the structure build cuts the
+   super-rows and super-super-rows. With block size bs > 1 the rows of one block stay together.
 */
-PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt bs, PetscInt k, PetscInt sr_size, PetscInt ssr_size, PetscInt **perm, PetscInt *nsr, PetscInt **srptr, PetscInt *nssr, PetscInt **ssrptr)
+PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt bs, PetscInt grouprows, PetscInt **perm, PetscInt *ngroups, PetscInt **groupptr)
 {
   PetscInt  m, nn, *nodeorder;
   CSRKGraph g;
 
   PetscFunctionBegin;
-  *perm   = NULL;
-  *srptr  = NULL;
-  *ssrptr = NULL;
-  *nsr = *nssr = 0;
+  *perm     = NULL;
+  *groupptr = NULL;
+  *ngroups  = 0;
   PetscCall(MatGetLocalSize(A, &m, NULL));
   if (ordering == MAT_CSRK_ORDERING_NATURAL || m < 2) PetscFunctionReturn(PETSC_SUCCESS);
   bs = (bs > 1 && m % bs == 0) ? bs : 1;
@@ -395,12 +369,8 @@ PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt 
   PetscCall(CSRKGraphFromMat(A, bs, &g));
   if (ordering == MAT_CSRK_ORDERING_RCM) PetscCall(CSRKGraphRCM(&g, nodeorder));
   else {
-    PetscInt *srn = NULL;
-    PetscCall(CSRKBandK(&g, k, PetscMax(sr_size / bs, 1), PetscMax(ssr_size, 1), nodeorder, nsr, &srn, nssr, ssrptr));
-    PetscCall(PetscMalloc1(*nsr + 1, srptr));
-    for (PetscInt q = 0; q <= *nsr; q++) (*srptr)[q] = srn[q] * bs;
-    PetscCall(PetscFree(srn));
-    if (k != 3) PetscCall(PetscFree(*ssrptr));
+    PetscCall(CSRKBandK(&g, PetscMax(grouprows / bs, 1), nodeorder, ngroups, groupptr));
+    for (PetscInt q = 0; q <= *ngroups; q++) (*groupptr)[q] *= bs;
   }
   PetscCall(CSRKGraphDestroy(&g));
   PetscCall(PetscMalloc1(m, perm));
@@ -416,21 +386,22 @@ PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt 
 */
 PetscErrorCode MatGetOrdering_BandK(Mat mat, MatOrderingType type, IS *row, IS *col)
 {
-  PetscInt m, nnz = 0, bs, sr, ssr, *perm = NULL, nsr, *srptr = NULL, nssr, *ssrptr = NULL;
+  PetscInt m, bs, nnz, *perm = NULL, ngroups, *groupptr = NULL;
+  MatInfo  info;
 
   PetscFunctionBegin;
   (void)type;
   PetscCall(MatGetLocalSize(mat, &m, NULL));
   PetscCall(MatGetBlockSize(mat, &bs));
-  PetscCall(MatCSRKChooseSizes(2, m, nnz, bs, 1, &sr, &ssr));
-  PetscCall(MatCSRKComputeOrdering(mat, MAT_CSRK_ORDERING_BANDK, bs, 2, sr, ssr, &perm, &nsr, &srptr, &nssr, &ssrptr));
+  PetscCall(MatGetInfo(mat, MAT_LOCAL, &info));
+  nnz = (PetscInt)info.nz_used;
+  PetscCall(MatCSRKComputeOrdering(mat, MAT_CSRK_ORDERING_BANDK, bs, MatCSRKBandKGroupRows(m, nnz, bs, 1), &perm, &ngroups, &groupptr));
   if (!perm) {
     PetscCall(PetscMalloc1(m, &perm));
     for (PetscInt r = 0; r < m; r++) perm[r] = r;
   }
   PetscCall(ISCreateGeneral(PETSC_COMM_SELF, m, perm, PETSC_COPY_VALUES, row));
   PetscCall(ISCreateGeneral(PETSC_COMM_SELF, m, perm, PETSC_OWN_POINTER, col));
-  PetscCall(PetscFree(srptr));
-  PetscCall(PetscFree(ssrptr));
+  PetscCall(PetscFree(groupptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
