@@ -40,10 +40,24 @@ LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkstructure.c src/mat/
            src/mat/utils/mmread.c src/mat/utils/problems.c
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 
+# CUDA: the MATCSRKCUDA type is built when PETSc was configured with CUDA, with PETSc's CUDA compiler
+PETSC_CONFH := $(patsubst %/lib/petsc/conf/petscvariables,%/include/petscconf.h,$(PETSC_CONF))
+CSRK_CUDA   := $(if $(PETSC_CONF),$(shell grep -qs "define PETSC_HAVE_CUDA 1" $(PETSC_CONFH) && echo 1))
+NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
+CUDA_ARCH   ?= 90
+MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
+NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
+CUDA_SRC    := src/mat/impls/csrk/cuda/csrkcudakernels.cu
+CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c
+ifeq ($(CSRK_CUDA),1)
+  EXTRA_CFLAGS += -DCSRK_HAVE_CUDA
+  LIB_OBJ      += $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRC)) $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_CSRC))
+endif
+
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc
+.PHONY: all deps check test demo clean need-petsc cuda-check
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -52,6 +66,10 @@ need-petsc:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC_) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC_) $(NVFLAGS) -DCSRK_HAVE_CUDA -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -73,7 +91,17 @@ deps:
 check:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory cuda-check
 	@$(MAKE) --no-print-directory test
+
+# Compiles the CUDA sources even where PETSc has no CUDA (nvcc present, no GPU), so that they cannot rot
+CUDA_INC := $(if $(NVCC_),$(abspath $(dir $(NVCC_))/../include))
+cuda-check:
+	@if [ -z "$(NVCC_)" ]; then echo "cuda-check: no nvcc, CUDA sources not compiled"; exit 0; fi; \
+	mkdir -p $(BUILD)/cuda-check && \
+	$(NVCC_) $(NVFLAGS) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$(CUDA_SRC) -o $(BUILD)/cuda-check/kernels.o && \
+	$(CC_) $(CFLAGS_ALL) -Werror -I$(CUDA_INC) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$(CUDA_CSRC) -o $(BUILD)/cuda-check/glue.o && \
+	echo "cuda-check: $(CUDA_SRC) and $(CUDA_CSRC) compile ($$($(NVCC_) --version | tail -n 1))"
 
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh

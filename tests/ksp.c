@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 {
   Mat       A, C;
   Vec       b, xa, xc;
-  char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", *pcs[8];
+  char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", *pcs[8], ctype[64] = MATCSRK;
   PetscInt  n = 16, npcs = 8, nfail = 0;
   PetscBool hasfile, haspcs;
 
@@ -55,6 +55,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-pcs", pcs, &npcs, &haspcs));
   if (!haspcs) {
     npcs = 0;
@@ -64,9 +65,9 @@ int main(int argc, char **argv)
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   PetscCall(MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE));
-  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatConvert(A, ctype, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatSetFromOptions(C));
-  PetscCall(MatCreateVecs(A, &xa, &b));
+  PetscCall(MatCreateVecs(C, &xa, &b)); /* device vectors for csrkcuda */
   PetscCall(VecDuplicate(xa, &xc));
   {
     PetscRandom rnd;

@@ -1,6 +1,7 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
                            "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect> -n <n>\n"
-                           "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n";
+                           "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
+                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type\n";
 
 #include <petsccsrk.h>
 
@@ -92,11 +93,10 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
 int main(int argc, char **argv)
 {
   Mat       A, C;
-  char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5";
+  char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
   PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmax = 3;
   PetscReal tol = 1e-12;
   PetscBool hasfile;
-  MatType   ctype;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -106,6 +106,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-rtype", rtype, sizeof(rtype), NULL));
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed >= 0) {
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
     A = P;
   }
+  PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));
 
   for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
     for (PetscInt k = 1; k <= kmax; k++)
@@ -121,7 +124,7 @@ int main(int argc, char **argv)
         char config[128];
         PetscCall(PetscSNPrintf(config, sizeof(config), "ordering=%s k=%" PetscInt_FMT " layout=%s", MatCSRKOrderings[o], k, MatCSRKLayouts[l]));
         /* options set before the first product, and changed on a built matrix */
-        PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+        PetscCall(MatConvert(A, ctype, MAT_INITIAL_MATRIX, &C));
         PetscCall(MatCSRKSetOrdering(C, (MatCSRKOrdering)o));
         PetscCall(MatCSRKSetLevels(C, k));
         PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
@@ -133,8 +136,7 @@ int main(int argc, char **argv)
         nconf++;
         PetscCall(MatDestroy(&C));
       }
-  PetscCall(MatGetType(A, &ctype));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " configurations, %" PetscInt_FMT " failures\n", hasfile ? file : problem, nconf, nfail));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s (%s against %s): %" PetscInt_FMT " configurations, %" PetscInt_FMT " failures\n", hasfile ? file : problem, ctype, rtype, nconf, nfail));
   PetscCall(MatDestroy(&A));
   PetscCall(PetscFinalize());
   return nfail ? 1 : 0;

@@ -7,16 +7,13 @@
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
+const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild;
 
 static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
 static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
 static struct _MatOps        MatCSRKBaseOps[2];
-
-#if defined(PETSC_HAVE_CUDA) && defined(CSRK_HAVE_CUDA)
-PETSC_INTERN PetscErrorCode MatCSRKCUDARegister(void);
-#endif
 
 PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
 {
@@ -27,12 +24,16 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->ordering = MAT_CSRK_ORDERING_AUTO;
   opt->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
   opt->nthreads = PETSC_DECIDE;
+  opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
+  opt->cuda_width  = 0;
+  opt->cuda_long   = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->cuda_kernel == b->cuda_kernel &&
+                    a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -71,7 +72,7 @@ static PetscErrorCode CSRKOptionsInt(CSRKOptionItems PetscOptionsObject, const c
 }
 
 /* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option */
-PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], MatCSRKOptions *opt, PetscBool *changed)
+PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], PetscBool cuda, MatCSRKOptions *opt, PetscBool *changed)
 {
   MatCSRKOptions old = *opt;
 
@@ -84,6 +85,12 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
                              (PetscEnum *)&opt->layout, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
+  if (cuda) {
+    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3) or a sub-warp per row (GPUSpMV-3.5)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
+    PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_width", "Lanes per row of the vector kernel: 2, 4, 8, 16 or 32 (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_width, 0, 32));
+    PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_long", "Rows longer than this go to the block-per-row kernel (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_long, 0, CSRK_IDX_MAX));
+    PetscCheck(opt->cuda_width == 0 || opt->cuda_width == 2 || opt->cuda_width == 4 || opt->cuda_width == 8 || opt->cuda_width == 16 || opt->cuda_width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Value %" PetscInt_FMT " of option -%smat_csrk_cuda_width must be 0, 2, 4, 8, 16 or 32", opt->cuda_width, prefix ? prefix : "");
+  }
   PetscOptionsHeadEnd();
   PetscCall(MatCSRKOptionsCheck(opt));
   *changed = (PetscBool)!MatCSRKOptionsEqual(&old, opt);
@@ -104,6 +111,14 @@ PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
     PetscCall(MatDestroy(&A));
   }
   *ops = &MatCSRKBaseOps[mpi];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Composes (or, with f = NULL, removes) the converter f under every name of the NULL-terminated list */
+PetscErrorCode MatCSRKComposeConverters(Mat B, const char *const names[], PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *))
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; names[i]; i++) PetscCall(PetscObjectComposeFunction((PetscObject)B, names[i], f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -138,11 +153,13 @@ PetscErrorCode MatCSRKRegister(void)
   PetscCall(MatRegisterRootName(MATCSRK, MATSEQCSRK, MATMPICSRK));
   PetscCall(MatRegister(MATSEQCSRK, MatCreate_SeqCSRK));
   PetscCall(MatRegister(MATMPICSRK, MatCreate_MPICSRK));
+#if defined(CSRK_HAVE_CUDA)
+  PetscCall(MatRegisterRootName(MATCSRKCUDA, MATSEQCSRKCUDA, MATMPICSRKCUDA));
+  PetscCall(MatRegister(MATSEQCSRKCUDA, MatCreate_SeqCSRKCUDA));
+  PetscCall(MatRegister(MATMPICSRKCUDA, MatCreate_MPICSRKCUDA));
+#endif
   PetscCall(MatOrderingRegister(MATORDERINGBANDK, MatGetOrdering_BandK));
   PetscCall(PetscLogEventRegister("MatCSRKBuild", MAT_CLASSID, &MAT_CSRKBuild));
-#if defined(PETSC_HAVE_CUDA) && defined(CSRK_HAVE_CUDA)
-  PetscCall(MatCSRKCUDARegister());
-#endif
   PetscCall(PetscRegisterFinalize(MatCSRKFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -25,6 +25,10 @@ typedef struct {
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
   PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
+  /* CUDA type */
+  MatCSRKCUDAKernel cuda_kernel;
+  PetscInt          cuda_width; /* lanes per row of the vector kernel, 0: from the row statistics */
+  PetscInt          cuda_long;  /* rows longer than this use the long-row kernel, 0: from the row statistics */
 } MatCSRKOptions;
 
 /* The CSR-k structure of one sequential block: the copy the kernels stream through.
@@ -62,19 +66,23 @@ typedef struct {
   PetscObjectState  state;   /* object state the values were copied at */
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
-  void             *device;  /* device copy (CUDA type) */
+  /* CUDA type: the device copy and the host counters it was uploaded at */
+  void             *device;
+  PetscInt          dev_nbuilds, dev_nrefresh;
+  PetscBool         offdiag; /* off-diagonal block of an MPI matrix: its input is the matrix's own ghost vector */
 } Mat_SeqCSRK;
 
 /* spptr of an MPI CSR-k matrix */
 typedef struct {
   MatCSRKOptions opt;
+  PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
 } Mat_MPICSRK;
 
 PETSC_INTERN PetscLogEvent MAT_CSRKBuild;
 
 /* options */
 PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], MatCSRKOptions *, PetscBool *);
+PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], PetscBool, MatCSRKOptions *, PetscBool *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
 /* tuning */
@@ -100,6 +108,17 @@ PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Ma
 PETSC_INTERN PetscErrorCode MatSeqCSRKSetOptions(Mat, const MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
+PETSC_INTERN PetscErrorCode MatMult_SeqCSRK(Mat, Vec, Vec);
+PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);
+PETSC_INTERN PetscErrorCode MatDestroy_SeqCSRK(Mat);
+PETSC_INTERN PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatMPICSRKConvertBlocks(Mat);
+PETSC_INTERN PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatCSRKComposeConverters(Mat, const char *const[], PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *));
+PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatCreate_SeqCSRKCUDA(Mat);
+PETSC_INTERN PetscErrorCode MatCreate_MPICSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRK(Mat);
 

@@ -195,11 +195,17 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
   /* threads per block: the paper's shapes, bounded by the sizes of the groups they cover */
   if (d->width == 1) {
-    d->block = dim3((unsigned)PetscMin(PetscMax(st->sr_size, 1), 32), (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / 32)), 1);
+    unsigned bx = 1;
+    while (bx < (unsigned)PetscMin(PetscMax(st->sr_size, 1), 32)) bx *= 2; /* whole warps along x */
+    d->bx = bx;
+    d->by = (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / 32));
+    d->bz = 1;
   } else {
     const unsigned rows = (unsigned)PetscMax(1, PetscMin(st->sr_size, 256 / d->width));
     const unsigned srs  = (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / (d->width * rows)));
-    d->block            = dim3((unsigned)d->width, rows, srs);
+    d->bx               = (unsigned)d->width;
+    d->by               = rows;
+    d->bz               = srs;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -270,22 +276,22 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
   switch (d->width) {
   case 1:
-    CSRKScalarKernel<<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    CSRKScalarKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
   case 2:
-    CSRKVectorKernel<2><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    CSRKVectorKernel<2><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
   case 4:
-    CSRKVectorKernel<4><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    CSRKVectorKernel<4><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
   case 8:
-    CSRKVectorKernel<8><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    CSRKVectorKernel<8><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
   case 16:
-    CSRKVectorKernel<16><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    CSRKVectorKernel<16><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
   default:
-    CSRKVectorKernel<32><<<(unsigned)d->nunits, d->block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    CSRKVectorKernel<32><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
   }
   PetscCallCUDA(cudaGetLastError());
   if (d->nlong) {
@@ -370,7 +376,9 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
   /* S^T as a CSR-1 launch over rows grouped by 32 */
   t        = *d;
   t.width  = d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8;
-  t.block  = t.width == 1 ? dim3(32, 1, 1) : dim3(8, 32, 1);
+  t.bx     = t.width == 1 ? 32 : 8;
+  t.by     = t.width == 1 ? 1 : 32;
+  t.bz     = 1;
   t.nlong  = 0;
   t.longlen = CSRK_IDX_MAX;
   {
@@ -410,5 +418,15 @@ PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *d, const PetscScalar *host, Pe
   PetscCallCUDA(cudaMemcpy(d->ywork, host, sizeof(PetscScalar) * n, cudaMemcpyHostToDevice));
   PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * n));
   *dptr = d->ywork;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCSRKCUDADeviceSynchronize(void)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKGetStream(&stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

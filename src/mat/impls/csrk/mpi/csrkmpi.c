@@ -11,6 +11,10 @@
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
+/* the names MatConvert() looks up for and on this type (see the notes in csrkseq.c) */
+static const char *const MPICSRKFromAIJ[] = {"MatConvert_mpiaij_mpiaijcsrk_C", "MatConvert_mpiaij_csrk_C", NULL};
+static const char *const MPICSRKToAIJ[]   = {"MatConvert_mpiaijcsrk_mpiaij_C", NULL};
+
 static PetscErrorCode MatMPICSRKGetSpptr(Mat A, Mat_MPICSRK **sp)
 {
   PetscFunctionBegin;
@@ -19,8 +23,8 @@ static PetscErrorCode MatMPICSRKGetSpptr(Mat A, Mat_MPICSRK **sp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Converts the blocks that are not CSR-k yet and hands them the options: the off-diagonal block keeps its order */
-static PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
+/* Converts the blocks that are not of the block type yet and hands them the options: the off-diagonal block keeps its order */
+PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
 {
   Mat_MPICSRK   *sp;
   Mat            blk[2];
@@ -32,11 +36,15 @@ static PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
   for (PetscInt b = 0; b < 2; b++) {
     PetscBool is;
     if (!blk[b]) continue;
-    PetscCall(PetscObjectTypeCompare((PetscObject)blk[b], MATSEQCSRK, &is));
-    if (!is) PetscCall(MatConvert_SeqAIJ_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
+    PetscCall(PetscObjectTypeCompare((PetscObject)blk[b], sp->cuda ? MATSEQCSRKCUDA : MATSEQCSRK, &is));
+#if defined(CSRK_HAVE_CUDA)
+    if (!is && sp->cuda) PetscCall(MatConvert_SeqAIJ_SeqCSRKCUDA(blk[b], MATSEQCSRKCUDA, MAT_INPLACE_MATRIX, &blk[b]));
+#endif
+    if (!is && !sp->cuda) PetscCall(MatConvert_SeqAIJ_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
     opt = sp->opt;
     if (b == 1) opt.ordering = MAT_CSRK_ORDERING_NATURAL;
     PetscCall(MatSeqCSRKSetOptions(blk[b], &opt));
+    ((Mat_SeqCSRK *)blk[b]->spptr)->offdiag = (PetscBool)(b == 1);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -142,7 +150,7 @@ static PetscErrorCode MatSetFromOptions_MPICSRK(Mat A, CSRKOptionItems PetscOpti
   if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatMPICSRKGetSpptr(A, &sp));
   opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, &opt, &changed));
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, sp->cuda, &opt, &changed));
   if (changed) PetscCall(MatCSRKSetOptions_MPICSRK(A, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -178,9 +186,8 @@ static PetscErrorCode MatMPICSRKClear(Mat A)
 {
   PetscFunctionBegin;
   PetscCall(PetscFree(A->spptr));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaijcsrk_mpiaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_mpiaijcsrk_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_mpiaij_csrk_C", NULL));
+  PetscCall(MatCSRKComposeConverters(A, MPICSRKFromAIJ, NULL));
+  PetscCall(MatCSRKComposeConverters(A, MPICSRKToAIJ, NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetOptions_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKSetOptions_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", NULL));
@@ -214,7 +221,8 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+/* Also the way back from MATMPICSRKCUDA: the blocks find their own way back to SeqAIJ */
+PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat                   B = *newmat, blk[2];
   const struct _MatOps *base;
@@ -233,6 +241,7 @@ static PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse re
     PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
     for (PetscInt b = 0; b < 2; b++)
       if (blk[b]) PetscCall(MatConvert(blk[b], MATSEQAIJ, MAT_INPLACE_MATRIX, &blk[b]));
+    if (((Mat_MPICSRK *)B->spptr)->cuda) PetscCall(MatSetVecType(B, VECSTANDARD));
     PetscCall(MatMPICSRKClear(B));
     PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_Base));
     PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
@@ -271,9 +280,8 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   B->ops->setfromoptions = MatSetFromOptions_MPICSRK;
   B->ops->view           = MatView_MPICSRK;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaijcsrk_mpiaij_C", MatConvert_MPICSRK_MPIAIJ));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijcsrk_C", MatConvert_MPIAIJ_MPICSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_mpiaij_csrk_C", MatConvert_MPIAIJ_MPICSRK));
+  PetscCall(MatCSRKComposeConverters(B, MPICSRKToAIJ, MatConvert_MPICSRK_MPIAIJ));
+  PetscCall(MatCSRKComposeConverters(B, MPICSRKFromAIJ, MatConvert_MPIAIJ_MPICSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK));

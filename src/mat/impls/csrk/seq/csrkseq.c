@@ -8,6 +8,11 @@
 */
 #include "../csrkimpl.h"
 
+/* MatConvert() looks for "MatConvert_<from>_<to as typed, with or without the seq prefix>_C" on the source, then on
+   a new matrix of the target type: these are the names for conversions from and to AIJ */
+static const char *const SeqCSRKFromAIJ[] = {"MatConvert_seqaij_seqaijcsrk_C", "MatConvert_seqaij_csrk_C", NULL};
+static const char *const SeqCSRKToAIJ[]   = {"MatConvert_seqaijcsrk_seqaij_C", NULL};
+
 static PetscErrorCode MatSeqCSRKGetSpptr(Mat A, Mat_SeqCSRK **sp)
 {
   PetscFunctionBegin;
@@ -44,7 +49,7 @@ PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat A, MatCSRKStructure **st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
+PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
 {
   MatCSRKStructure  *st;
   const PetscScalar *x;
@@ -61,7 +66,7 @@ static PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
+PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
 {
   MatCSRKStructure  *st;
   const PetscScalar *x, *y;
@@ -105,14 +110,15 @@ static PetscErrorCode MatSetFromOptions_SeqCSRK(Mat A, CSRKOptionItems PetscOpti
   const struct _MatOps *base;
   Mat_SeqCSRK          *sp;
   MatCSRKOptions        opt;
-  PetscBool             changed;
+  PetscBool             changed, cuda;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
   if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQCSRKCUDA, &cuda));
   opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, &opt, &changed));
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, cuda, &opt, &changed));
   if (changed) PetscCall(MatSeqCSRKSetOptions(A, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -201,16 +207,15 @@ static PetscErrorCode MatSeqCSRKClear(Mat A)
     PetscCall(MatCSRKStructureDestroy(&sp->st));
     PetscCall(PetscFree(A->spptr));
   }
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaijcsrk_seqaij_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_seqaijcsrk_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatConvert_seqaij_csrk_C", NULL));
+  PetscCall(MatCSRKComposeConverters(A, SeqCSRKFromAIJ, NULL));
+  PetscCall(MatCSRKComposeConverters(A, SeqCSRKToAIJ, NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetOptions_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKSetOptions_C", NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatDestroy_SeqCSRK(Mat A)
+PetscErrorCode MatDestroy_SeqCSRK(Mat A)
 {
   const struct _MatOps *base;
 
@@ -242,7 +247,7 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat                   B = *newmat;
   const struct _MatOps *base;
@@ -298,9 +303,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
   B->ops->diagonalscale  = MatDiagonalScale_SeqCSRK;
   B->ops->setfromoptions = MatSetFromOptions_SeqCSRK;
   B->ops->view           = MatView_SeqCSRK;
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaijcsrk_seqaij_C", MatConvert_SeqCSRK_SeqAIJ));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_seqaijcsrk_C", MatConvert_SeqAIJ_SeqCSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatConvert_seqaij_csrk_C", MatConvert_SeqAIJ_SeqCSRK));
+  PetscCall(MatCSRKComposeConverters(B, SeqCSRKToAIJ, MatConvert_SeqCSRK_SeqAIJ));
+  PetscCall(MatCSRKComposeConverters(B, SeqCSRKFromAIJ, MatConvert_SeqAIJ_SeqCSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatSeqCSRKSetOptions));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK));

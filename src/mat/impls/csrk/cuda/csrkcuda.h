@@ -1,0 +1,32 @@
+/* Device copy of a CSR-k structure (shared by the CUDA kernels and the MATSEQCSRKCUDA glue) */
+#ifndef CSRKCUDA_H
+#define CSRKCUDA_H
+
+#include "../csrkimpl.h"
+
+typedef struct {
+  PetscInt     m, n, nnz, k;
+  PetscInt     nunits;                   /* thread blocks: super-super-rows (k = 3) or super-rows */
+  CSRKIdx     *rowptr, *colidx, *unitptr, *srptr, *perm, *longrows;
+  PetscScalar *val, *xwork;
+  PetscInt     nlong, longlen;           /* rows longer than longlen go to the long-row kernel */
+  PetscInt     width;                    /* 1: a thread per row (GPUSpMV-3); else lanes per row (GPUSpMV-3.5) */
+  unsigned     bx, by, bz;               /* thread block shape */
+  PetscReal    mean, var;                /* row-length statistics the kernel was chosen from */
+  PetscInt     maxlen;
+  PetscBool    has_transpose;            /* stored transpose of the CSR-k copy, for MatMultTranspose */
+  CSRKIdx     *trowptr, *tcolidx, *tmap;
+  PetscScalar *tval;
+  PetscScalar *ywork, *xhost;            /* scratch: staged host inputs, gathered x of the transpose */
+  PetscInt     nywork;
+  size_t       bytes, tbytes;
+} CSRKDevice;
+
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *, const MatCSRKOptions *, PetscBool, CSRKDevice **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
+
+#endif
