@@ -70,6 +70,29 @@ typedef enum {
 } MatCSRKLayout;
 PETSC_EXTERN const char *const MatCSRKLayouts[];
 
+/*E
+   MatCSRKCUDAKernel - the SpMV kernel of `MATCSRKCUDA`
+
+$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md)
+$  MAT_CSRK_CUDA_KERNEL_SCALAR - GPUSpMV-3: a thread per row, a block per super-super-row
+$  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle reduction
+
+   Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
+
+   Options Database Key:
+.  -mat_csrk_cuda_kernel <auto,scalar,vector> - the kernel
+
+   Level: advanced
+
+.seealso: `MATCSRKCUDA`
+E*/
+typedef enum {
+  MAT_CSRK_CUDA_KERNEL_AUTO,
+  MAT_CSRK_CUDA_KERNEL_SCALAR,
+  MAT_CSRK_CUDA_KERNEL_VECTOR
+} MatCSRKCUDAKernel;
+PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
+
 /*S
    MatCSRKInfo - summary of the CSR-k structure of a matrix (for the MPI type: of the local diagonal block, maxima over ranks
    for times and bandwidths, sums for memory)
@@ -104,6 +127,7 @@ PETSC_EXTERN PetscErrorCode MatCSRKGetOrdering(Mat, MatCSRKOrdering *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetLayout(Mat, MatCSRKLayout);
 PETSC_EXTERN PetscErrorCode MatCSRKGetLayout(Mat, MatCSRKLayout *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 
 /* Utilities of the tests, tutorials and benchmarks: Matrix Market input and generated problems */

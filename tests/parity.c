@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmax = 3;
+  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3;
   PetscReal tol = 1e-12;
   PetscBool hasfile;
 
@@ -104,6 +104,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmin", &kmin, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
@@ -119,7 +120,7 @@ int main(int argc, char **argv)
   PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));
 
   for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
-    for (PetscInt k = 1; k <= kmax; k++)
+    for (PetscInt k = kmin; k <= kmax; k++)
       for (PetscInt l = 0; l <= MAT_CSRK_LAYOUT_ROWPERM; l++) {
         char config[128];
         PetscCall(PetscSNPrintf(config, sizeof(config), "ordering=%s k=%" PetscInt_FMT " layout=%s", MatCSRKOrderings[o], k, MatCSRKLayouts[l]));

@@ -28,6 +28,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          carry settings after colons: ordering=<natural|rcm|bandk|auto> k=<1|2|3>\n"
                            "                          sr=<rows per super-row> ssr=<super-rows per super-super-row>\n"
                            "                          layout=<renumbered|rowperm> threads=<n> (0: default), e.g. csrk:ordering=bandk:k=3\n"
+                           "                          (csrkcuda also kernel=<auto|scalar|vector> width=<lanes per row>)\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
                            "  -solve <1>              CG + Jacobi per type (-rtol <1e-6>, at most 10000 iterations)\n"
@@ -61,8 +62,9 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr;
-  PetscInt        k, sr, ssr, threads;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern;
+  PetscInt        k, sr, ssr, threads, width;
+  MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
 } TypeEntry;
@@ -143,7 +145,16 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
       PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown layout %s (renumbered, rowperm)", str, val);
       e->layout  = (MatCSRKLayout)v;
       e->set_lay = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads)", str, tok);
+    } else if (!strcmp(tok, "kernel")) {
+      PetscEnum v;
+      PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector)", str, val);
+      e->kernel   = (MatCSRKCUDAKernel)v;
+      e->set_kern = PETSC_TRUE;
+    } else if (!strcmp(tok, "width")) {
+      PetscCall(ParseInt(comm, str, tok, val, 0, 32, &e->width));
+      e->set_kern = PETSC_TRUE;
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, kernel, width)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -321,6 +332,7 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_k) PetscCall(MatCSRKSetLevels(C, e->k));
   if (e->set_ord) PetscCall(MatCSRKSetOrdering(C, e->ordering));
   if (e->set_lay) PetscCall(MatCSRKSetLayout(C, e->layout));
+  if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel, e->width));
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;

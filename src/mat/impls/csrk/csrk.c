@@ -434,6 +434,35 @@ PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
 }
 
 /*@
+  MatCSRKSetCUDAKernel - sets the GPU kernel of a `MATCSRKCUDA` matrix
+
+  Logically Collective
+
+  Input Parameters:
++ A      - the matrix, of type `MATCSRKCUDA` (a no-op for other types)
+. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR` or `MAT_CSRK_CUDA_KERNEL_VECTOR`
+- width  - lanes per row of the vector kernel (2, 4, 8, 16 or 32), or 0 to choose it from the row statistics
+
+  Options Database Keys:
++ -mat_csrk_cuda_kernel <auto,scalar,vector> - the kernel
+- -mat_csrk_cuda_width <n>                   - the lanes per row
+
+  Level: advanced
+
+.seealso: `MATCSRKCUDA`, `MatCSRKCUDAKernel`
+@*/
+PetscErrorCode MatCSRKSetCUDAKernel(Mat A, MatCSRKCUDAKernel kernel, PetscInt width)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveEnum(A, kernel, 2);
+  PetscValidLogicalCollectiveInt(A, width, 3);
+  PetscCheck(width == 0 || width == 2 || width == 4 || width == 8 || width == 16 || width == 32, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Lanes per row must be 0, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, width);
+  MatCSRKSetField(A, cuda_kernel, kernel);
+  MatCSRKSetField(A, cuda_width, width);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
   MatCSRKGetInfo - gets a summary of the CSR-k structure in effect, building it if needed
 
   Collective

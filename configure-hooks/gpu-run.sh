@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# One command on a GPU machine without network: builds PETSc with CUDA from the carried PyPI tarball, METIS from
+# carried Debian packages, the plugin with MATCSRKCUDA, then runs the GPU tests and the GPU benchmark.
+#
+#   bash configure-hooks/gpu-run.sh [build] [test] [sanitize] [bench] [tune]     (default: build test bench)
+#
+# Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
+# deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
+# Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, and a summary on stdout.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$top/out}
+mkdir -p "$out"
+phases=${*:-build test bench}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export PETSC_OPTIONS="${PETSC_OPTIONS:-} -use_gpu_aware_mpi 0"
+version=${PETSC_VERSION:-3.26.1}
+export PETSC_DIR=$top/deps/petsc-$version-cuda PETSC_ARCH=
+build=$top/build-gpu
+export BUILD=$build
+jobs=$(nproc)
+
+# METIS: the Debian packages unpacked into deps/metis
+metis_dir=$top/deps/metis
+if [ ! -f "$metis_dir/include/metis.h" ]; then
+  rm -rf "$top/deps/metis-root" && mkdir -p "$top/deps/metis-root" "$metis_dir"
+  for d in "$top"/deps/debs/libmetis*.deb; do dpkg -x "$d" "$top/deps/metis-root"; done
+  ln -sfn "$top/deps/metis-root/usr/include" "$metis_dir/include"
+  ln -sfn "$top/deps/metis-root/usr/lib/x86_64-linux-gnu" "$metis_dir/lib"
+fi
+export METIS_DIR=$metis_dir
+
+case " $phases " in *" build "*)
+  t0=$(date +%s)
+  bash "$top/configure-hooks/build-petsc.sh" --cuda --version "$version" --tarball "$top/deps/petsc-$version.tar.gz" >"$out/build-petsc.log" 2>&1 || { tail -n 40 "$out/build-petsc.log"; exit 1; }
+  t1=$(date +%s)
+  make -C "$top" -j"$jobs" BUILD="$build" LIBDIR="$build/lib" >"$out/build-plugin.log" 2>&1 || { grep -E "error|warning" "$out/build-plugin.log" | head -n 40; exit 1; }
+  echo "built: PETSc $version with CUDA in $((t1 - t0)) s, plugin in $(($(date +%s) - t1)) s"
+  grep -c "warning" "$out/build-plugin.log" | sed 's/^/compiler warnings in the plugin build: /'
+  ;;
+esac
+
+pass=0 fail=0
+run() { # run NAME NP CMD...
+  local name=$1 np=$2
+  shift 2
+  if mpiexec -n "$np" "$@" >>"$out/gpu-tests.log" 2>&1; then pass=$((pass + 1)); echo "ok   $name (np $np)"
+  else fail=$((fail + 1)); echo "FAIL $name (np $np): $*"; fi
+}
+
+case " $phases " in *" test "*)
+  : >"$out/gpu-tests.log"
+  m=$top/../shared/matrices
+  [ -d "$m" ] || m=$top/shared/matrices
+  for k in 2 3; do
+    for kern in scalar vector; do
+      o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
+      run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
+      run "parity elasticity3d k=$k $kern" 1 "$build/tests/parity" -problem elasticity3d -n 12 $o
+      run "parity random k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 $o
+      run "parity permuted lap3d7 k=$k $kern" 1 "$build/tests/parity" -problem lap3d7 -n 20 -permute 1 $o
+      run "parity randrect k=$k $kern" 1 "$build/tests/parity" -problem randrect -n 2000 $o
+      run "parity long rows forced k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_cuda_long 8 $o
+      for f in "$m"/*.mtx "$m"/*.mtx.gz; do [ -e "$f" ] && run "parity $(basename "$f") k=$k $kern" 1 "$build/tests/parity" -f "$f" -rtype aijcusparse $o; done
+    done
+  done
+  for w in 2 4 8 16 32; do run "parity width $w" 1 "$build/tests/parity" -problem lap3d27 -n 16 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector -mat_csrk_cuda_width $w; done
+  for np in 1 2; do
+    run "parity csrkcuda MPI" $np "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
+    run "state csrkcuda" $np "$build/tests/state" -ctype csrkcuda
+    run "ksp csrkcuda" $np "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
+  done
+  run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
+  # unmodified PETSc tutorials with the plugin: csrkcuda with CUDA vectors
+  ex2=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials/ex2.c
+  if [ -f "$ex2" ]; then
+    mkdir -p "$build/ex"
+    ( cd "$build/ex" && cp "$ex2" . && mpicc -O2 ex2.c -o ex2 -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc ) >>"$out/gpu-tests.log" 2>&1
+    for np in 1 2; do
+      ref=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi 2>&1 | tail -n 1)
+      got=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -dll_append "$build/lib/libcsrk.so" -mat_type csrkcuda -vec_type cuda -mat_view ::ascii_info 2>&1)
+      if echo "$got" | grep -q "aijcsrkcuda" && [ "$(echo "$got" | tail -n 1)" = "$ref" ]; then pass=$((pass + 1)); echo "ok   ksp ex2 -mat_type csrkcuda -vec_type cuda (np $np): $ref"
+      else fail=$((fail + 1)); echo "FAIL ksp ex2 csrkcuda (np $np): aij '$ref', csrkcuda '$(echo "$got" | tail -n 1)'"; fi
+    done
+  fi
+  echo "gpu tests: $pass passed, $fail failed"
+  ;;
+esac
+
+case " $phases " in *" sanitize "*)
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    for kern in scalar vector; do
+      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel $kern -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
+        echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
+      else
+        echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"
+      fi
+    done
+  done
+  ;;
+esac
+
+case " $phases " in *" bench "*)
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+  types=${BENCH_TYPES:-aijcusparse,sellcuda,csrkcuda}
+  for p in "lap3d27 -n 200" "lap3d7 -n 256" "elasticity3d -n 140" "random -n 4000000"; do
+    "$build/tutorials/bench" -problem $p -types "$types" -reps 200 -warmup 20 -stream 0 -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 12
+  done
+  ;;
+esac
+
+case " $phases " in *" tune "*)
+  # sweep of the CSR-3 sizes and kernels, the data of the Hopper model in docs/tuning.md
+  sizes="4 6 8 12 16 24 32 48"
+  for p in "lap3d7 -n 160" "lap3d27 -n 120" "elasticity3d -n 70" "lap2d5 -n 2000" "random -n 2000000"; do
+    types=""
+    for ssr in $sizes; do for sr in $sizes; do types="$types,csrkcuda:k=3:sr=$sr:ssr=$ssr"; done; done
+    for w in 2 4 8 16 32; do types="$types,csrkcuda:k=3:kernel=vector:width=$w"; done
+    "$build/tutorials/bench" -problem $p -types "aijcusparse${types}" -reps 30 -warmup 5 -stream 0 -solve 0 -o "$out/tune-gpu.csv" >/dev/null 2>&1
+    echo "tuned $p"
+  done
+  ;;
+esac
+exit $((fail > 0))
