@@ -51,17 +51,18 @@ run() { # run NAME NP CMD...
 case " $phases " in *" test "*)
   : >"$out/gpu-tests.log"
   m=$top/../shared/matrices
-  [ -d "$m" ] || m=$top/shared/matrices
+  [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
     for kern in scalar vector; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
-      run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
+      run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse -transpose 0 $o
+      run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
       run "parity elasticity3d k=$k $kern" 1 "$build/tests/parity" -problem elasticity3d -n 12 $o
       run "parity random k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 $o
       run "parity permuted lap3d7 k=$k $kern" 1 "$build/tests/parity" -problem lap3d7 -n 20 -permute 1 $o
       run "parity randrect k=$k $kern" 1 "$build/tests/parity" -problem randrect -n 2000 $o
       run "parity long rows forced k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_cuda_long 8 $o
-      for f in "$m"/*.mtx "$m"/*.mtx.gz; do [ -e "$f" ] && run "parity $(basename "$f") k=$k $kern" 1 "$build/tests/parity" -f "$f" -rtype aijcusparse $o; done
+      for f in "$m"/*.mtx "$m"/*.mtx.gz; do [ -e "$f" ] && run "parity $(basename "$f") k=$k $kern" 1 "$build/tests/parity" -f "$f" $o; done
     done
   done
   for w in 2 4 8 16 32; do run "parity width $w" 1 "$build/tests/parity" -problem lap3d27 -n 16 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector -mat_csrk_cuda_width $w; done
@@ -104,20 +105,20 @@ esac
 case " $phases " in *" bench "*)
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
   types=${BENCH_TYPES:-aijcusparse,sellcuda,csrkcuda}
-  for p in "lap3d27 -n 200" "lap3d7 -n 256" "elasticity3d -n 140" "random -n 4000000"; do
-    "$build/tutorials/bench" -problem $p -types "$types" -reps 200 -warmup 20 -stream 0 -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 12
+  for p in ${BENCH_PROBLEMS:-"lap3d27 -n 200" "lap3d7 -n 256" "elasticity3d -n 140" "random -n 4000000"}; do
+    timeout 200 "$build/tutorials/bench" -problem $p -types "$types" -reps 200 -warmup 20 -stream 0 -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 14
   done
   ;;
 esac
 
 case " $phases " in *" tune "*)
   # sweep of the CSR-3 sizes and kernels, the data of the Hopper model in docs/tuning.md
-  sizes="4 6 8 12 16 24 32 48"
-  for p in "lap3d7 -n 160" "lap3d27 -n 120" "elasticity3d -n 70" "lap2d5 -n 2000" "random -n 2000000"; do
+  sizes=${TUNE_SIZES:-"4 8 12 16 24 32"}
+  for p in ${TUNE_PROBLEMS:-"lap3d7 -n 150" "lap3d27 -n 100" "elasticity3d -n 60" "random -n 2000000"}; do
     types=""
     for ssr in $sizes; do for sr in $sizes; do types="$types,csrkcuda:k=3:sr=$sr:ssr=$ssr"; done; done
     for w in 2 4 8 16 32; do types="$types,csrkcuda:k=3:kernel=vector:width=$w"; done
-    "$build/tutorials/bench" -problem $p -types "aijcusparse${types}" -reps 30 -warmup 5 -stream 0 -solve 0 -o "$out/tune-gpu.csv" >/dev/null 2>&1
+    timeout 150 "$build/tutorials/bench" -problem $p -types "aijcusparse${types}" -reps 30 -warmup 5 -stream 0 -solve 0 -o "$out/tune-gpu.csv" >/dev/null 2>&1
     echo "tuned $p"
   done
   ;;

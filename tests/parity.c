@@ -1,7 +1,7 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
                            "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
-                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type\n";
+                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n";
 
 #include <petsccsrk.h>
 
@@ -33,6 +33,8 @@ static PetscErrorCode Poison(Vec v)
 }
 
 /* y = C x and friends against the same products of the aij matrix A */
+static PetscBool transpose = PETSC_TRUE;
+
 static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal tol, PetscInt *nfail)
 {
   Vec         x, y, yref, z, xt, yt, yreft, zt;
@@ -69,6 +71,7 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
   PetscCall(MatMultAdd(C, x, y, y));
   PetscCall(Compare(y, yref, "MatMultAdd in place", config, tol, nfail));
 
+  if (!transpose) goto done;
   PetscCall(MatMultTranspose(A, yt, yreft));
   PetscCall(Poison(xt));
   PetscCall(MatMultTranspose(C, yt, xt));
@@ -77,6 +80,7 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
   PetscCall(Poison(xt));
   PetscCall(MatMultTransposeAdd(C, yt, zt, xt));
   PetscCall(Compare(xt, yreft, "MatMultTransposeAdd", config, tol, nfail));
+done:
 
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&x));
@@ -109,6 +113,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-rtype", rtype, sizeof(rtype), NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-transpose", &transpose, NULL));
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed >= 0) {
