@@ -7,6 +7,7 @@
 # Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
 # deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
 # Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, and a summary on stdout.
+# BENCH_PROBLEMS / TUNE_PROBLEMS: comma lists of problem:n (tutorials/bench -problem); TUNE_SIZES: sizes swept.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$top/out}
@@ -105,8 +106,8 @@ esac
 case " $phases " in *" bench "*)
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
   types=${BENCH_TYPES:-aijcusparse,sellcuda,csrkcuda}
-  for p in ${BENCH_PROBLEMS:-"lap3d27 -n 200" "lap3d7 -n 256" "elasticity3d -n 140" "random -n 4000000"}; do
-    timeout 200 "$build/tutorials/bench" -problem $p -types "$types" -reps 200 -warmup 20 -stream 0 -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 14
+  for p in $(echo "${BENCH_PROBLEMS:-lap3d27:200,lap3d7:256,elasticity3d:100,random:4000000}" | tr , ' '); do
+    timeout 200 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$types" -ref aijcusparse -reps 200 -warmup 20 -stream 0 -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 14
   done
   ;;
 esac
@@ -114,11 +115,11 @@ esac
 case " $phases " in *" tune "*)
   # sweep of the CSR-3 sizes and kernels, the data of the Hopper model in docs/tuning.md
   sizes=${TUNE_SIZES:-"4 8 12 16 24 32"}
-  for p in ${TUNE_PROBLEMS:-"lap3d7 -n 150" "lap3d27 -n 100" "elasticity3d -n 60" "random -n 2000000"}; do
+  for p in $(echo "${TUNE_PROBLEMS:-lap3d7:150,lap3d27:100,elasticity3d:60,random:2000000}" | tr , ' '); do
     types=""
     for ssr in $sizes; do for sr in $sizes; do types="$types,csrkcuda:k=3:sr=$sr:ssr=$ssr"; done; done
     for w in 2 4 8 16 32; do types="$types,csrkcuda:k=3:kernel=vector:width=$w"; done
-    timeout 150 "$build/tutorials/bench" -problem $p -types "aijcusparse${types}" -reps 30 -warmup 5 -stream 0 -solve 0 -o "$out/tune-gpu.csv" >/dev/null 2>&1
+    timeout 150 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "aijcusparse${types}" -ref aijcusparse -reps 30 -warmup 5 -stream 0 -solve 0 -o "$out/tune-gpu.csv" >/dev/null 2>&1
     echo "tuned $p"
   done
   ;;
