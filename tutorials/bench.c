@@ -390,7 +390,16 @@ static PetscErrorCode MeasureType(Mat A, const TypeEntry *e, Vec xref, Vec bref,
   /* set-up: conversion (with the settings) and first product, the vectors made in between are not counted */
   PetscCallMPI(MPI_Barrier(comm));
   t0 = MPI_Wtime();
-  PetscCall(MatConvert(A, e->type, MAT_INITIAL_MATRIX, &C));
+  {
+    PetscBool sellgpu;
+    /* PETSc converts aij to sellcuda only through MatConvert_Basic (entry by entry): go through sell, as a user would */
+    PetscCall(PetscStrbeginswith(e->type, "sell", &sellgpu));
+    sellgpu = (PetscBool)(sellgpu && e->device);
+    if (sellgpu) {
+      PetscCall(MatConvert(A, MATSELL, MAT_INITIAL_MATRIX, &C));
+      PetscCall(MatConvert(C, e->type, MAT_INPLACE_MATRIX, &C));
+    } else PetscCall(MatConvert(A, e->type, MAT_INITIAL_MATRIX, &C));
+  }
   PetscCall(ApplySettings(C, e));
   tconv = MPI_Wtime() - t0;
   PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatCSRKGetInfo_C", &getinfo));

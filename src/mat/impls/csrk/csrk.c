@@ -24,6 +24,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->ordering = MAT_CSRK_ORDERING_AUTO;
   opt->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
   opt->nthreads = PETSC_DECIDE;
+  opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
   opt->cuda_long   = 0;
@@ -32,7 +33,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
 
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->cuda_kernel == b->cuda_kernel &&
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
                     a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 

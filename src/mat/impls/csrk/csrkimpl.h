@@ -26,6 +26,7 @@ typedef struct {
   MatCSRKLayout   layout;
   PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
   /* CUDA type */
+  PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
   PetscInt          cuda_width; /* lanes per row of the vector kernel, 0: from the row statistics */
   PetscInt          cuda_long;  /* rows longer than this use the long-row kernel, 0: from the row statistics */
@@ -88,6 +89,7 @@ PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const Ma
 /* tuning */
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscReal, PetscInt *, PetscInt *);
 
 /* ordering */
 PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);

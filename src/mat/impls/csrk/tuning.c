@@ -50,3 +50,26 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
   bs   = PetscMax(bs, 1);
   return PetscMax(bs, (rows / bs) * bs);
 }
+
+/* GPU (CSR-3): the paper's constant-time model for NVIDIA Ampere, from the mean row length d (docs/tuning.md):
+   ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d), then adjusted to the kernel's block shape */
+PetscErrorCode MatCSRKChooseSizesGPU(PetscReal d, PetscInt *sr, PetscInt *ssr)
+{
+  PetscReal ld = PetscLogReal(PetscMax(d, 1.0));
+  PetscInt  s2 = (PetscInt)PetscFloorReal(9.175 - 1.32 * ld + 0.5), s1 = (PetscInt)PetscFloorReal(20.5 - 3.5 * ld + 0.5);
+
+  PetscFunctionBegin;
+  s2 = PetscMax(s2, 1);
+  s1 = PetscMax(s1, 1);
+  if (d > 8 && d <= 16) s1 *= 4;
+  else if (d > 16 && d <= 32) {
+    s2 = (PetscInt)PetscFloorReal(2.5 * s2 + 0.5);
+    s1 = 3 * s2;
+  } else if (d > 32) {
+    s2 *= 2;
+    s1 = 2 * s2;
+  }
+  *sr  = s1;
+  *ssr = s2;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

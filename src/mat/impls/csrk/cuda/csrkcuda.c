@@ -210,6 +210,11 @@ static PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReu
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
   PetscCall(MatBindToCPU_SeqCSRKCUDA(B, PETSC_TRUE));
   B->boundtocpu        = PETSC_FALSE;
+  {
+    MatCSRKOptions opt = ((Mat_SeqCSRK *)B->spptr)->opt;
+    opt.gpu            = PETSC_FALSE;
+    PetscCall(MatSeqCSRKSetOptions(B, &opt));
+  }
   B->ops->destroy      = MatDestroy_SeqCSRK;
   B->ops->bindtocpu    = NULL;
   PetscCall(MatSeqCSRKCUDAClear(B));
@@ -265,7 +270,14 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
     else B = A;
   } else PetscCall(MatConvert(A, MATSEQAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, &B));
   if (!iscsrk) PetscCall(MatConvert_SeqAIJ_SeqCSRK(B, MATSEQCSRK, MAT_INPLACE_MATRIX, &B));
-  if (((Mat_SeqCSRK *)B->spptr)->opt.k == 2 && ((Mat_SeqCSRK *)B->spptr)->opt.sr_size == PETSC_DECIDE) ((Mat_SeqCSRK *)B->spptr)->opt.k = 3; /* CSR-3 by default on the GPU */
+  {
+    /* CSR-3 and the GPU size model by default */
+    Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)B->spptr;
+    MatCSRKOptions opt = sp->opt;
+    if (!opt.gpu && opt.k == 2) opt.k = 3;
+    opt.gpu = PETSC_TRUE;
+    PetscCall(MatSeqCSRKSetOptions(B, &opt));
+  }
   PetscCall(MatBindToCPU_SeqCSRKCUDA(B, PETSC_FALSE));
   B->ops->bindtocpu = MatBindToCPU_SeqCSRKCUDA;
   B->ops->destroy   = MatDestroy_SeqCSRKCUDA;
@@ -312,8 +324,9 @@ static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReu
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  sp       = (Mat_MPICSRK *)B->spptr;
-  sp->cuda = PETSC_FALSE;
+  sp          = (Mat_MPICSRK *)B->spptr;
+  sp->cuda    = PETSC_FALSE;
+  sp->opt.gpu = PETSC_FALSE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
@@ -374,7 +387,8 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
   sp       = (Mat_MPICSRK *)B->spptr;
   sp->cuda = PETSC_TRUE;
-  if (sp->opt.k == 2 && sp->opt.sr_size == PETSC_DECIDE) sp->opt.k = 3; /* CSR-3 by default on the GPU */
+  if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
+  sp->opt.gpu = PETSC_TRUE;
   PetscCall(MatSetVecType(B, VECCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
   if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));

@@ -193,19 +193,22 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
   if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : (mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32);
   PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
-  /* threads per block: the paper's shapes, bounded by the sizes of the groups they cover */
+  /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
+     loops stride over when the groups are larger */
   if (d->width == 1) {
-    unsigned bx = 1;
-    while (bx < (unsigned)PetscMin(PetscMax(st->sr_size, 1), 32)) bx *= 2; /* whole warps along x */
-    d->bx = bx;
-    d->by = (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / 32));
+    d->bx = 8;
+    d->by = 12;
     d->bz = 1;
   } else {
-    const unsigned rows = (unsigned)PetscMax(1, PetscMin(st->sr_size, 256 / d->width));
-    const unsigned srs  = (unsigned)PetscMax(1, PetscMin(st->k == 3 ? st->ssr_size : 1, 1024 / (d->width * rows)));
-    d->bx               = (unsigned)d->width;
-    d->by               = rows;
-    d->bz               = srs;
+    d->bx = (unsigned)d->width;
+    d->by = 8;
+    d->bz = d->width == 4 ? 12 : d->width == 8 ? 8 : d->width == 16 ? 4 : (unsigned)PetscMax(1, 512 / (d->width * 8));
+  }
+  if (st->k != 3) {
+    /* one super-row per block: all threads along the rows */
+    d->by *= d->width == 1 ? 1 : d->bz;
+    if (d->width == 1) d->bx *= 12, d->by = 1;
+    d->bz = 1;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
