@@ -76,11 +76,12 @@ PETSC_EXTERN const char *const MatCSRKLayouts[];
 $  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md)
 $  MAT_CSRK_CUDA_KERNEL_SCALAR - GPUSpMV-3: a thread per row, a block per super-super-row
 $  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle reduction
+$  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
 
    Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream> - the kernel
 
    Level: advanced
 
@@ -89,7 +90,8 @@ E*/
 typedef enum {
   MAT_CSRK_CUDA_KERNEL_AUTO,
   MAT_CSRK_CUDA_KERNEL_SCALAR,
-  MAT_CSRK_CUDA_KERNEL_VECTOR
+  MAT_CSRK_CUDA_KERNEL_VECTOR,
+  MAT_CSRK_CUDA_KERNEL_STREAM
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 

@@ -149,7 +149,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector)", str, val);
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
     } else if (!strcmp(tok, "width")) {

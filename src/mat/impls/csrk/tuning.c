@@ -62,11 +62,12 @@ PetscErrorCode MatCSRKChooseSizesGPU(PetscReal d, PetscInt *sr, PetscInt *ssr)
     *sr  = 8;
     *ssr = 8;
   } else if (d <= 32) {
+    /* the stream kernel: 128 rows per block keep its shared memory at ~30 KB */
     *sr  = 16;
-    *ssr = 16;
-  } else {
-    *sr  = 32;
     *ssr = 8;
+  } else {
+    *sr  = 16;
+    *ssr = 4;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

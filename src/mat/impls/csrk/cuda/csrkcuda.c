@@ -28,7 +28,7 @@ static PetscErrorCode MatSeqCSRKCUDAGetDevice(Mat A, CSRKDevice **dev, MatCSRKSt
     PetscCall(MatCSRKCUDADeviceUpload(*st, &sp->opt, PETSC_TRUE, (CSRKDevice **)&sp->device));
     sp->dev_nbuilds  = sp->nbuilds;
     sp->dev_nrefresh = sp->nrefresh;
-    PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", ((CSRKDevice *)sp->device)->width == 1 ? "scalar" : "vector",
+    PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", ((CSRKDevice *)sp->device)->width == 0 ? "stream" : ((CSRKDevice *)sp->device)->width == 1 ? "scalar" : "vector",
                         ((CSRKDevice *)sp->device)->width, ((CSRKDevice *)sp->device)->bx, ((CSRKDevice *)sp->device)->by, ((CSRKDevice *)sp->device)->bz, ((CSRKDevice *)sp->device)->nlong, (double)((CSRKDevice *)sp->device)->mean,
                         (double)((CSRKDevice *)sp->device)->var, ((CSRKDevice *)sp->device)->maxlen));
   } else if (sp->dev_nrefresh != sp->nrefresh) {
@@ -296,7 +296,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    Options Database Keys: those of `MATSEQCSRK`, and
 +  -mat_type csrkcuda - selects it (with -vec_type cuda, or -dm_vec_type cuda for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream> - the kernel
 .  -mat_csrk_cuda_width <n> - lanes per row of the vector kernel
 -  -mat_csrk_cuda_long <n> - rows longer than this go to the block-per-row kernel
 

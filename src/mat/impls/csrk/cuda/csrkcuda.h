@@ -10,7 +10,8 @@ typedef struct {
   CSRKIdx     *rowptr, *colidx, *unitptr, *srptr, *perm, *longrows;
   PetscScalar *val, *xwork;
   PetscInt     nlong, longlen;           /* rows longer than longlen go to the long-row kernel */
-  PetscInt     width;                    /* 1: a thread per row (GPUSpMV-3); else lanes per row (GPUSpMV-3.5) */
+  PetscInt     width;                    /* 0: stream kernel; 1: a thread per row (GPUSpMV-3); else lanes per row (GPUSpMV-3.5) */
+  size_t       smem;                     /* dynamic shared memory of the stream kernel */
   unsigned     bx, by, bz;               /* thread block shape */
   PetscReal    mean, var;                /* row-length statistics the kernel was chosen from */
   PetscInt     maxlen;

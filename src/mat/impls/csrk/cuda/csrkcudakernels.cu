@@ -9,6 +9,8 @@
                          block (x = w lanes, y = rows, z = super-rows)
      long rows:          rows longer than a threshold are skipped by the kernels above and done by a block
                          each, reduced in a fixed order (deterministic)
+     stream (auto for rows longer than 8): a block per super-super-row forms its products with coalesced loads in
+                         shared memory, then a thread per row sums them
    Every reduction has a fixed order, so results are bitwise reproducible run to run.
 */
 #include "../csrkimpl.h"
@@ -17,6 +19,7 @@
 #include <math.h>
 
 #define CSRK_LONG_BLOCK 256
+#define CSRK_STREAM_SMEM_MAX (160 * 1024)
 
 static PetscErrorCode CSRKGetStream(cudaStream_t *s)
 {
@@ -82,6 +85,27 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShflDown(mask, sum, d, W);
       if (threadIdx.x == 0) CSRKStore(r, perm, z, y, sum);
     }
+  }
+}
+
+/* Stream kernel for regular rows of moderate length: the block's super-super-row is contiguous in the CSR arrays, so
+   its products val[q] * x[col[q]] are formed with fully coalesced loads into shared memory, then each thread sums
+   one row from there in order (deterministic). It avoids the idle lanes a fixed sub-warp leaves on rows of, e.g.,
+   27 entries, and the uncoalesced loads of a thread per row. */
+__global__ void CSRKStreamKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  extern __shared__ unsigned char csrk_smem[];
+  PetscScalar  *prod = (PetscScalar *)csrk_smem;
+  const CSRKIdx u = blockIdx.x, r0 = srptr[unitptr[u]], r1 = srptr[unitptr[u + 1]], q0 = rowptr[r0], q1 = rowptr[r1];
+  const unsigned nt = blockDim.x;
+  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += nt) prod[q - q0] = val[q] * x[colidx[q]];
+  __syncthreads();
+  for (CSRKIdx r = r0 + threadIdx.x; r < r1; r += nt) {
+    const CSRKIdx a = rowptr[r] - q0, b = rowptr[r + 1] - q0;
+    PetscScalar   sum = 0.0;
+    if (b - a > longlen) continue;
+    for (CSRKIdx q = a; q < b; q++) sum += prod[q];
+    CSRKStore(r, perm, z, y, sum);
   }
 }
 
@@ -190,7 +214,24 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   d->longlen = opt->cuda_long > 0 ? opt->cuda_long : PetscMax(512, (PetscInt)(16 * mean));
   if (maxlen <= d->longlen) d->longlen = CSRK_IDX_MAX;
   d->width = opt->cuda_width;
+  d->smem   = 0;
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > 8)) {
+    /* the stream kernel needs a block's nonzeros in shared memory */
+    PetscInt maxu = 0;
+    for (PetscInt u = 0; u < d->nunits; u++) {
+      const PetscInt s0 = st->k == 3 ? st->ssrptr[u] : u, s1 = st->k == 3 ? st->ssrptr[u + 1] : u + 1;
+      maxu              = PetscMax(maxu, st->rowptr[st->srptr[s1]] - st->rowptr[st->srptr[s0]]);
+    }
+    if ((size_t)maxu * sizeof(PetscScalar) <= CSRK_STREAM_SMEM_MAX) {
+      d->width = 0;
+      d->smem  = (size_t)PetscMax(maxu, 1) * sizeof(PetscScalar);
+      d->bx    = 128;
+      d->by = d->bz = 1;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCheck(opt->cuda_kernel != MAT_CSRK_CUDA_KERNEL_STREAM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", maxu);
+  }
   if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : (mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32);
   PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
   /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
@@ -220,8 +261,13 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
 {
   CSRKDevice *d;
   size_t      bytes = 0;
+  static int  smem_set = 0;
 
   PetscFunctionBegin;
+  if (!smem_set) {
+    PetscCallCUDA(cudaFuncSetAttribute(CSRKStreamKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CSRK_STREAM_SMEM_MAX));
+    smem_set = 1;
+  }
   if (!all && *dev) {
     d = *dev;
     PetscCallCUDA(cudaMemcpy(d->val, st->val, sizeof(PetscScalar) * st->nnz, cudaMemcpyHostToDevice));
@@ -278,6 +324,9 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
   switch (d->width) {
+  case 0:
+    CSRKStreamKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), d->smem, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
   case 1:
     CSRKScalarKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
