@@ -51,10 +51,11 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
   return PetscMax(bs, (rows / bs) * bs);
 }
 
-/* GPU (CSR-3) on Hopper: a constant-time rule from the mean row length d, fitted to the sweep of docs/tuning.md
-   (H200, 1-2M-row stencils and elasticity). The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d) and
-   srs = round(20.5 - 3.5 ln d) with its adjustments, gave 0.80-0.97x aijcusparse there; these sizes gave the best
-   time of the sweep for each class of d. */
+/* GPU (CSR-3) on Hopper: a constant-time rule from the mean row length d, fitted to the sweeps of docs/tuning.md
+   (H200; 1-2M-row 7-point and 27-point Laplacians, 3D elasticity). Short rows (d <= 8) use a thread per row
+   (GPUSpMV-3) with 8-row super-rows by 8; longer rows use the stream kernel, whose best block covered about
+   32 rows of a 27-point stencil and 16 rows of elasticity (d = 78). The paper's Ampere formula,
+   ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d), gave 0.80-0.97x aijcusparse there. */
 PetscErrorCode MatCSRKChooseSizesGPU(PetscReal d, PetscInt *sr, PetscInt *ssr)
 {
   PetscFunctionBegin;
@@ -62,12 +63,11 @@ PetscErrorCode MatCSRKChooseSizesGPU(PetscReal d, PetscInt *sr, PetscInt *ssr)
     *sr  = 8;
     *ssr = 8;
   } else if (d <= 32) {
-    /* the stream kernel: 128 rows per block keep its shared memory at ~30 KB */
     *sr  = 16;
-    *ssr = 8;
+    *ssr = 2;
   } else {
-    *sr  = 16;
-    *ssr = 4;
+    *sr  = 8;
+    *ssr = 2;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
