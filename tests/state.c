@@ -329,7 +329,32 @@ int main(int argc, char **argv)
     PetscCall(Expect(same, "MatGetRow"));
   }
 
-  /* 9. options changed on a built matrix take effect */
+  /* 9. Band-k as a PETSc ordering of a whole (sequential) problem: a permutation */
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    if (size == 1) {
+      IS              rperm, cperm;
+      PetscBool       isperm = PETSC_TRUE;
+      PetscInt       *sorted, nr;
+      const PetscInt *idx;
+      PetscCall(MatGetOrdering(A, MATORDERINGBANDK, &rperm, &cperm));
+      PetscCall(ISGetLocalSize(rperm, &nr));
+      PetscCall(ISGetIndices(rperm, &idx));
+      PetscCall(PetscMalloc1(nr, &sorted));
+      PetscCall(PetscArraycpy(sorted, idx, nr));
+      PetscCall(PetscSortInt(nr, sorted));
+      for (PetscInt q = 0; q < nr; q++)
+        if (sorted[q] != q) isperm = PETSC_FALSE;
+      PetscCall(PetscFree(sorted));
+      PetscCall(ISRestoreIndices(rperm, &idx));
+      PetscCall(Expect((PetscBool)(isperm && nr == m), "MatGetOrdering(bandk) gives a permutation"));
+      PetscCall(ISDestroy(&rperm));
+      PetscCall(ISDestroy(&cperm));
+    }
+  }
+
+  /* 10. options changed on a built matrix take effect */
   PetscCall(MatCSRKSetLevels(C, 3));
   PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_BANDK));
   PetscCall(Check(A, C, "options changed after assembly (k = 3, bandk)"));
