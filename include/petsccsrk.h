@@ -34,7 +34,7 @@
 $  MAT_CSRK_ORDERING_NATURAL - keep the user's ordering
 $  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee from PETSc's MatGetOrdering()
 $  MAT_CSRK_ORDERING_BANDK   - Band-k: METIS coarsening into super-rows (and super-super-rows), weighted RCM of each coarse level
-$  MAT_CSRK_ORDERING_AUTO    - (default) Band-k when the user's ordering is far from banded (mean |i-j| > rows/16), else natural
+$  MAT_CSRK_ORDERING_AUTO    - (default) RCM when the user's ordering is far from banded (mean |i-j| > rows/16), else natural
 
    Options Database Key:
 .  -mat_csrk_ordering <natural,rcm,bandk,auto> - the ordering

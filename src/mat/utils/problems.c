@@ -61,43 +61,83 @@ static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Random sparse matrix: row lengths 0..2*avg (some rows empty), one dense row, a diagonal on square matrices */
+/* Random sparse matrix: row lengths 0..2*avg (some rows empty), one dense row, a diagonal on square matrices.
+   The local rows are drawn first and the matrix preallocated exactly: inserting into an unpreallocated AIJ matrix
+   reallocates it again and again, quadratic in the size. */
 static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscInt avg, PetscInt seed, Mat *A)
 {
-  PetscRandom rnd;
-  PetscInt    rstart, rend, *cols;
+  PetscRandom  rnd;
+  PetscInt     rstart, rend, cstart, cend, *ptr, *cols, *dnz, *onz, nloc, total = 0;
   PetscScalar *vals;
-  PetscMPIInt rank;
+  PetscMPIInt  rank;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
   PetscCall(PetscRandomSetSeed(rnd, (unsigned long)(seed * 7919 + rank)));
   PetscCall(PetscRandomSeed(rnd));
+  {
+    PetscLayout rl, cl;
+    PetscCall(PetscLayoutCreateFromSizes(comm, PETSC_DECIDE, m, 1, &rl));
+    PetscCall(PetscLayoutCreateFromSizes(comm, PETSC_DECIDE, n, 1, &cl));
+    PetscCall(PetscLayoutGetRange(rl, &rstart, &rend));
+    PetscCall(PetscLayoutGetRange(cl, &cstart, &cend));
+    PetscCall(PetscLayoutDestroy(&rl));
+    PetscCall(PetscLayoutDestroy(&cl));
+  }
   PetscCall(MatCreate(comm, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, m, n));
+  PetscCall(MatSetSizes(*A, rend - rstart, cend - cstart, m, n));
   PetscCall(MatSetType(*A, MATAIJ));
-  PetscCall(MatSetUp(*A));
-  PetscCall(MatSetOption(*A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
-  PetscCall(PetscMalloc2(n, &cols, n, &vals));
+  nloc = rend - rstart;
+  /* row lengths, then the entries */
+  PetscCall(PetscMalloc3(nloc + 1, &ptr, nloc, &dnz, nloc, &onz));
+  ptr[0] = 0;
   for (PetscInt r = rstart; r < rend; r++) {
     PetscReal u;
     PetscInt  len;
     PetscCall(PetscRandomGetValueReal(rnd, &u));
     len = (PetscInt)(u * 2 * avg);
-    if (r % 17 == 5) len = 0;                /* empty rows */
-    if (r == m / 2) len = n;                 /* a dense row */
-    for (PetscInt q = 0; q < len; q++) {
-      PetscCall(PetscRandomGetValueReal(rnd, &u));
-      cols[q] = len == n ? q : PetscMin(n - 1, (PetscInt)(u * n));
-      PetscCall(PetscRandomGetValueReal(rnd, &u));
-      vals[q] = u - 0.5;
-    }
-    PetscCall(MatSetValues(*A, 1, &r, len, cols, vals, ADD_VALUES));
-    if (m == n && len) PetscCall(MatSetValue(*A, r, r, (PetscScalar)(2 * avg), ADD_VALUES));
+    if (r % 17 == 5) len = 0; /* empty rows */
+    if (r == m / 2) len = n;  /* a dense row */
+    ptr[r - rstart + 1] = ptr[r - rstart] + len + (m == n && len ? 1 : 0);
   }
+  total = ptr[nloc];
+  PetscCall(PetscMalloc2(PetscMax(total, 1), &cols, PetscMax(total, 1), &vals));
+  for (PetscInt r = rstart; r < rend; r++) {
+    PetscInt *c = cols + ptr[r - rstart], len = ptr[r - rstart + 1] - ptr[r - rstart], q;
+    PetscBool diag = (PetscBool)(m == n && len > 0);
+    if (diag) len--;
+    for (q = 0; q < len; q++) {
+      PetscReal u;
+      PetscCall(PetscRandomGetValueReal(rnd, &u));
+      c[q] = len == n ? q : PetscMin(n - 1, (PetscInt)(u * n));
+      PetscCall(PetscRandomGetValueReal(rnd, &u));
+      vals[ptr[r - rstart] + q] = u - 0.5;
+    }
+    if (diag) {
+      c[len]                      = r;
+      vals[ptr[r - rstart] + len] = (PetscScalar)(2 * avg);
+    }
+    /* preallocation: distinct columns of the row, in and out of the diagonal block */
+    len = ptr[r - rstart + 1] - ptr[r - rstart];
+    {
+      PetscInt *sc;
+      PetscCall(PetscMalloc1(PetscMax(len, 1), &sc));
+      PetscCall(PetscArraycpy(sc, c, len));
+      PetscCall(PetscSortRemoveDupsInt(&len, sc));
+      dnz[r - rstart] = onz[r - rstart] = 0;
+      for (q = 0; q < len; q++) {
+        if (sc[q] >= cstart && sc[q] < cend) dnz[r - rstart]++;
+        else onz[r - rstart]++;
+      }
+      PetscCall(PetscFree(sc));
+    }
+  }
+  PetscCall(MatSeqAIJSetPreallocation(*A, 0, dnz));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 0, dnz, 0, onz));
+  for (PetscInt r = rstart; r < rend; r++) PetscCall(MatSetValues(*A, 1, &r, ptr[r - rstart + 1] - ptr[r - rstart], cols + ptr[r - rstart], vals + ptr[r - rstart], ADD_VALUES));
   PetscCall(PetscFree2(cols, vals));
+  PetscCall(PetscFree3(ptr, dnz, onz));
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));

@@ -182,13 +182,13 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     st->ordering = MAT_CSRK_ORDERING_NATURAL;
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
-    /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it,
-       unless the x entries a row reaches span less than an L1 cache (4096 doubles) */
+    /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it with
+       RCM, which measured faster to build and to multiply than Band-k on this path (docs/design.md) */
     PetscReal dist = 0;
     for (r = 0; r < m; r++)
       for (PetscInt q = ai[r]; q < ai[r + 1]; q++) dist += (PetscReal)PetscAbsInt(r - aj[q]);
     dist /= (PetscReal)PetscMax(ai[m], 1);
-    st->ordering = dist > PetscMax((PetscReal)m / 16, 4096.0) ? MAT_CSRK_ORDERING_BANDK : MAT_CSRK_ORDERING_NATURAL;
+    st->ordering = dist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
   }
   if (bs > 1 && m % bs) bs = 1;

@@ -87,12 +87,15 @@ static PetscErrorCode CSRKGraphContract(const CSRKGraph *g, const PetscInt *grou
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Symmetrized graph of the (bs x bs block) pattern of A, without self loops */
+/* Symmetrized graph of the (bs x bs block) pattern of A, without self loops. Nodes of very high degree (a dense row
+   or column) lose their edges: they would make every level of a breadth-first search contain almost everything
+   (and PETSc's RCM sorts a node's neighbours by insertion, quadratic in its degree); they end up isolated and are
+   placed as such. */
 static PetscErrorCode CSRKGraphFromMat(Mat A, PetscInt bs, CSRKGraph *g)
 {
   const PetscInt *ia, *ja;
-  PetscInt        m, nn, r, *deg, *fill;
-  PetscBool       done;
+  PetscInt        m, nn, r, *deg, *fill, total = 0, thresh;
+  PetscBool       done, *dense;
   CSRKGraph       dup;
   PetscInt       *ident;
 
@@ -100,12 +103,28 @@ static PetscErrorCode CSRKGraphFromMat(Mat A, PetscInt bs, CSRKGraph *g)
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "Cannot get the rows of the matrix for the ordering");
   nn = m / bs;
-  /* graph with duplicates: every entry (u,v), u != v, as u->v and v->u */
   PetscCall(PetscCalloc1(nn + 1, &deg));
+  PetscCall(PetscMalloc1(PetscMax(nn, 1), &dense));
+  /* degrees with duplicates, to find the dense nodes */
   for (r = 0; r < m; r++)
     for (PetscInt q = ia[r]; q < ia[r + 1]; q++) {
       const PetscInt u = r / bs, v = ja[q] / bs;
       if (u != v && v < nn) {
+        deg[u + 1]++;
+        deg[v + 1]++;
+        total += 2;
+      }
+    }
+  thresh = PetscMax(1000, 16 * (total / PetscMax(nn, 1)) + 100);
+  for (r = 0; r < nn; r++) {
+    dense[r]   = (PetscBool)(deg[r + 1] > thresh);
+    deg[r + 1] = 0;
+  }
+  /* graph with duplicates: every entry (u,v), u != v, as u->v and v->u */
+  for (r = 0; r < m; r++)
+    for (PetscInt q = ia[r]; q < ia[r + 1]; q++) {
+      const PetscInt u = r / bs, v = ja[q] / bs;
+      if (u != v && v < nn && !dense[u] && !dense[v]) {
         deg[u + 1]++;
         deg[v + 1]++;
       }
@@ -115,17 +134,18 @@ static PetscErrorCode CSRKGraphFromMat(Mat A, PetscInt bs, CSRKGraph *g)
   dup.xadj = deg;
   dup.w    = NULL;
   PetscCall(PetscMalloc1(PetscMax(deg[nn], 1), &dup.adj));
-  PetscCall(PetscMalloc1(nn, &fill));
+  PetscCall(PetscMalloc1(PetscMax(nn, 1), &fill));
   for (r = 0; r < nn; r++) fill[r] = deg[r];
   for (r = 0; r < m; r++)
     for (PetscInt q = ia[r]; q < ia[r + 1]; q++) {
       const PetscInt u = r / bs, v = ja[q] / bs;
-      if (u != v && v < nn) {
+      if (u != v && v < nn && !dense[u] && !dense[v]) {
         dup.adj[fill[u]++] = v;
         dup.adj[fill[v]++] = u;
       }
     }
   PetscCall(PetscFree(fill));
+  PetscCall(PetscFree(dense));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
   /* contracting by the identity removes the duplicates (their count becomes the weight, dropped here) */
   PetscCall(PetscMalloc1(PetscMax(nn, 1), &ident));
