@@ -11,6 +11,8 @@ mpiexec=${MPIEXEC:-mpiexec}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # two threads per rank at most: the CI machine has two cores
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+# threads that spin while waiting starve the other ranks of an oversubscribed node (3 ranks on 2 cores here)
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 logdir=$build/test-logs
 mkdir -p "$logdir"
 pass=0
@@ -110,6 +112,12 @@ run_error "invalid option -mat_csrk_layout bar" "mat_csrk_layout" "$build/tests/
 for f in "$top"/tests/data/mm-good/*.mtx*; do run "read $(basename "$f")" 1 "$build/tests/mmread_check" -f "$f"; done
 for f in "$top"/tests/data/mm-bad/*.mtx*; do run "reject $(basename "$f")" 1 "$build/tests/mmread_check" -expect_error -f "$f"; done
 run_error "missing file" "cannot open" "$build/tests/mmread_check" -f "$top/tests/data/no-such-file.mtx"
+
+# 7. property test: seeded random matrices, layouts, CSR-k options and state changes against aij
+#    (passive OpenMP waits: 3 ranks of 2 spinning threads on 2 cores take ~40x longer)
+run "property seed 1" 1 "$build/tests/property" -seed 1 -count 200
+run "property seed 2" 2 "$build/tests/property" -seed 2 -count 100
+run "property seed 3" 3 "$build/tests/property" -seed 3 -count 100
 
 # 6. unmodified PETSc tutorials with -dll_append (when PETSc's example sources are installed)
 if [ -x "$top/tests/petsc-tutorials.sh" ] || [ -f "$top/tests/petsc-tutorials.sh" ]; then
