@@ -57,7 +57,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check
+.PHONY: all deps check test demo clean need-petsc cuda-check check-asan fuzz fuzz-build fuzz-deps
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -115,3 +115,71 @@ clean:
 	rm -rf $(BUILD) $(LIBDIR)
 
 -include $(LIB_OBJ:.o=.d)
+
+# ---------------------------------------------------------------- sanitizers and fuzzing
+# make check-asan: library, tests and tutorials built with ASan+UBSan into ASAN_BUILD, then tests/run.sh against them.
+# PETSc and Open MPI are not instrumented: leak reports are off (their allocations drown everything), every ASan
+# error and every UBSan report is fatal. The unmodified PETSc tutorials are not ASan-built but dlopen the ASan
+# library (-dll_append), so the ranks get the ASan runtime preloaded (mpiexec -x LD_PRELOAD); that section runs only
+# with ASAN_TUTORIALS=1, because there every run that loads any library with -dll_append (libz.so.1 too) deadlocks at exit
+# (glibc's __libc_setlocale_lock found corrupted in libp11-kit's destructor, under _dl_fini), Debian bookworm, PETSc 3.18.
+ASAN_BUILD   ?= $(TOP)/build-asan
+ASAN_SAN     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ASAN_RUNTIME ?= $(shell $(CC_) -print-file-name=libasan.so 2>/dev/null)
+ASAN_OPTIONS_CHECK  ?= detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+UBSAN_OPTIONS_CHECK ?= halt_on_error=1:print_stacktrace=1:exitcode=87
+check-asan:
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) LIBDIR=$(ASAN_BUILD)/lib OPTFLAGS="-O1 -g $(ASAN_SAN)" EXTRA_LDFLAGS="$(ASAN_SAN)" all || exit 1; \
+	built=$$(date +%s); echo "check-asan: build took $$((built - start)) s"; \
+	rt=$$(readlink -f "$(ASAN_RUNTIME)"); [ -f "$$rt" ] || { echo "check-asan: ASan runtime $(ASAN_RUNTIME) not found"; exit 1; }; \
+	mpx="$(or $(MPIEXEC),mpiexec)"; \
+	if $$mpx --version 2>&1 | grep -qiE 'open ?mpi|openrte'; then mpx="$$mpx -x LD_PRELOAD=$$rt -x ASAN_OPTIONS -x UBSAN_OPTIONS"; \
+	else echo "check-asan: not Open MPI, PETSc tutorials loading the ASan plugin may fail without LD_PRELOAD=$$rt"; fi; \
+	if [ "$(ASAN_TUTORIALS)" != 1 ]; then export CSRK_TUT_ONLY='^$$'; \
+	  echo "check-asan: unmodified PETSc tutorials not run (ASAN_TUTORIALS=1 runs them: with libasan preloaded into the non-ASan PETSc programs, every -dll_append run hangs at exit in libp11-kit's destructor, any plugin)"; fi; \
+	ASAN_OPTIONS="$(ASAN_OPTIONS_CHECK)" UBSAN_OPTIONS="$(UBSAN_OPTIONS_CHECK)" \
+	  BUILD=$(ASAN_BUILD) CSRK_LIB=$(ASAN_BUILD)/lib/libcsrk.so MPIEXEC="$$mpx" QUICK=$(or $(QUICK),1) \
+	  bash $(TOP)/tests/run.sh; rc=$$?; \
+	echo "check-asan: tests took $$(( $$(date +%s) - built )) s (total $$(( $$(date +%s) - start )) s)"; \
+	if grep -lE 'ERROR: AddressSanitizer|runtime error:' $(ASAN_BUILD)/test-logs/*.log $(ASAN_BUILD)/petsc-tutorials/*.err 2>/dev/null; then \
+	  echo "check-asan: sanitizer reports in the logs above"; rc=1; fi; \
+	exit $$rc
+
+# make fuzz: libFuzzer (clang, ASan+UBSan) on MatCSRKReadMatrixMarket(); mmread.c is compiled into the fuzzer.
+# Runs FUZZ_SECONDS (default 60) from the seeds in tests/fuzz/corpus (new inputs go to FUZZ_BUILD/corpus) and fails
+# when libFuzzer finds a crash, a leak, a timeout or an out-of-memory input (saved under FUZZ_BUILD/artifacts/).
+# Reproduce one: FUZZ_BUILD/mmread_fuzz FILE (MMFUZZ_VERBOSE=1 prints the PETSc error of a rejected file).
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= $(TOP)/build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
+FUZZ_ARGS    ?= -max_len=16384 -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+FUZZ_SAN     ?= -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+MPI_CFLAGS   := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS     := $(shell mpicc --showme:link 2>/dev/null)
+FUZZ_EXE     := $(FUZZ_BUILD)/mmread_fuzz
+
+fuzz-deps:
+	@FUZZ_CC=$(FUZZ_CC) bash $(TOP)/configure-hooks/install-fuzz-deps.sh
+
+$(FUZZ_EXE): tests/fuzz/mmread_fuzz.c src/mat/utils/mmread.c include/petsccsrk.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -g -O1 $(FUZZ_SAN) -I$(TOP)/include $(PETSC_CC_INCLUDES) $(MPI_CFLAGS) tests/fuzz/mmread_fuzz.c src/mat/utils/mmread.c -o $@ $(RPATH) $(PETSC_LIB) $(MPI_LIBS) -lz
+
+fuzz-build: need-petsc
+	@$(MAKE) --no-print-directory fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ_EXE)
+
+fuzz: fuzz-build
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts; rm -f $(FUZZ_BUILD)/artifacts/*; \
+	start=$$(date +%s); \
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
+	ASAN_OPTIONS=leak_check_at_exit=0:halt_on_error=1:detect_stack_use_after_return=1 LSAN_OPTIONS=suppressions=$(TOP)/tests/fuzz/lsan.supp UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  $(FUZZ_EXE) -max_total_time=$(FUZZ_SECONDS) $(if $(filter-out 1,$(FUZZ_JOBS)),-fork=$(FUZZ_JOBS)) -dict=$(TOP)/tests/fuzz/mm.dict \
+	  -artifact_prefix=$(FUZZ_BUILD)/artifacts/ $(FUZZ_ARGS) $(FUZZ_BUILD)/corpus $(TOP)/tests/fuzz/corpus 2>&1 | tee $(FUZZ_BUILD)/fuzz.log | \
+	  grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' ; rc=$${PIPESTATUS[0]}; \
+	echo "fuzz: $$(( $$(date +%s) - start )) s, exit $$rc; $$(grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|Done )' $(FUZZ_BUILD)/fuzz.log | tr '\n' ' ')"; \
+	if [ $$rc -ne 0 ] || [ -n "$$(ls -A $(FUZZ_BUILD)/artifacts)" ]; then echo "fuzz: FINDINGS in $(FUZZ_BUILD)/artifacts: $$(ls $(FUZZ_BUILD)/artifacts | tr '\n' ' ')"; exit 1; fi; \
+	echo "fuzz: no findings"
+fuzz: SHELL := /bin/bash
