@@ -57,7 +57,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check check-asan fuzz fuzz-build fuzz-deps
+.PHONY: all deps check test demo clean need-petsc cuda-check check-asan fuzz fuzz-build fuzz-deps bench plots
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -110,6 +110,21 @@ demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/tutorials/ex1 -n 48
+
+# a quick representative benchmark (under two minutes on 2 cores): regular stencils natural and scrambled, one irregular matrix
+BENCH_CSV ?= $(BUILD)/bench.csv
+bench: all
+	@rm -f $(BENCH_CSV)
+	$(BUILD)/tutorials/bench -problem lap3d7,lap3d27,elasticity3d -n 80,40,24 -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -o $(BENCH_CSV)
+	$(BUILD)/tutorials/bench -problem lap3d7 -n 80 -permute 1 -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -stream 0 -o $(BENCH_CSV)
+	$(BUILD)/tutorials/bench -f $(TOP)/../shared/matrices/astro-ph.mtx -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -stream 0 -o $(BENCH_CSV)
+
+# charts of benchmark CSV files (PLOT_CSV, default the one of make bench) into PLOT_DIR, with Debian's matplotlib
+PLOT_CSV ?= $(BENCH_CSV)
+PLOT_DIR ?= $(BUILD)/plots
+plots:
+	@/usr/bin/python3 -c "import matplotlib" 2>/dev/null || { if [ "$$(id -u)" -eq 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; else echo "plots: install python3-matplotlib"; exit 1; fi; }
+	/usr/bin/python3 $(TOP)/tutorials/plots.py $(PLOT_DIR) $(PLOT_CSV)
 
 clean:
 	rm -rf $(BUILD) $(LIBDIR)
