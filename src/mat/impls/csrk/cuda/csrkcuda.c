@@ -53,39 +53,44 @@ static PetscErrorCode MatSeqCSRKCUDAPrepareInput(Mat A, Vec xx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* z = A x + y (y may be NULL) on the device when the output vector lives there, else on the host */
-static PetscErrorCode MatMultAddKernel_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
+/* z = op(A) x + y (y may be NULL; op: A or A^T) on the device when the output vector lives there, else on the host
+   with the host views of the inputs */
+static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx, Vec yy, Vec zz)
 {
-  CSRKDevice        *d;
-  MatCSRKStructure  *st;
-  const PetscScalar *x, *y = NULL, *xd;
-  PetscScalar       *z;
-  PetscMemType       xmt, ymt, zmt;
+  CSRKDevice           *d = NULL;
+  MatCSRKStructure     *st;
+  const PetscScalar    *x, *y = NULL, *xd;
+  PetscScalar          *z;
+  PetscMemType          xmt, ymt, zmt;
+  const struct _MatOps *base;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAPrepareInput(A, xx));
+  if (!transpose) PetscCall(MatSeqCSRKCUDAPrepareInput(A, xx));
   if (yy == zz) PetscCall(VecGetArrayAndMemType(zz, &z, &zmt));
   else PetscCall(VecGetArrayWriteAndMemType(zz, &z, &zmt));
   if (!PetscMemTypeDevice(zmt)) {
-    /* host output: the host kernel, with host views of the inputs */
     if (yy == zz) PetscCall(VecRestoreArrayAndMemType(zz, &z));
     else PetscCall(VecRestoreArrayWriteAndMemType(zz, &z));
-    if (yy) PetscCall(MatMultAdd_SeqCSRK(A, xx, yy, zz));
-    else PetscCall(MatMult_SeqCSRK(A, xx, zz));
+    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
+    if (!transpose && yy) PetscCall(MatMultAdd_SeqCSRK(A, xx, yy, zz));
+    else if (!transpose) PetscCall(MatMult_SeqCSRK(A, xx, zz));
+    else if (yy) PetscCall((*base->multtransposeadd)(A, xx, yy, zz));
+    else PetscCall((*base->multtranspose)(A, xx, zz));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqCSRKCUDAGetDevice(A, &d, &st));
   PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
   xd = x;
-  if (!PetscMemTypeDevice(xmt)) PetscCall(MatCSRKCUDADeviceStage(d, x, d->n, &xd));
+  if (!PetscMemTypeDevice(xmt)) PetscCall(MatCSRKCUDADeviceStage(d, x, transpose ? d->m : d->n, &xd));
   if (yy && yy != zz) {
     PetscCall(VecGetArrayReadAndMemType(yy, &y, &ymt));
-    PetscCheck(PetscMemTypeDevice(ymt), PETSC_COMM_SELF, PETSC_ERR_SUP, "MatMultAdd with a host vector y and a device vector z is not supported: use vectors of one kind");
+    PetscCheck(PetscMemTypeDevice(ymt), PETSC_COMM_SELF, PETSC_ERR_SUP, "A product adding a host vector y into a device vector z is not supported: use vectors of one kind");
   } else if (yy) y = z;
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCall(MatCSRKCUDADeviceMult(d, xd, y, z));
+  if (transpose) PetscCall(MatCSRKCUDADeviceMultTranspose(d, st, xd, y, z));
+  else PetscCall(MatCSRKCUDADeviceMult(d, xd, y, z));
   PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(PetscLogGpuFlops(yy ? 2.0 * st->nnz : 2.0 * st->nnz - st->nonzerorows));
+  PetscCall(PetscLogGpuFlops(yy || transpose ? 2.0 * st->nnz : 2.0 * st->nnz - st->nonzerorows));
   PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
   if (yy && yy != zz) PetscCall(VecRestoreArrayReadAndMemType(yy, &y));
   if (yy == zz) PetscCall(VecRestoreArrayAndMemType(zz, &z));
@@ -96,68 +101,29 @@ static PetscErrorCode MatMultAddKernel_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz
 static PetscErrorCode MatMult_SeqCSRKCUDA(Mat A, Vec xx, Vec yy)
 {
   PetscFunctionBegin;
-  PetscCall(MatMultAddKernel_SeqCSRKCUDA(A, xx, NULL, yy));
+  PetscCall(MatProduct_SeqCSRKCUDA(A, PETSC_FALSE, xx, NULL, yy));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatMultAdd_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
 {
   PetscFunctionBegin;
-  PetscCall(MatMultAddKernel_SeqCSRKCUDA(A, xx, yy, zz));
+  PetscCall(MatProduct_SeqCSRKCUDA(A, PETSC_FALSE, xx, yy, zz));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* z = A^T x + y through a stored transpose of the device copy, built at the first use */
-static PetscErrorCode MatMultTransposeAddKernel_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
-{
-  CSRKDevice           *d;
-  MatCSRKStructure     *st;
-  const PetscScalar    *x, *y = NULL, *xd;
-  PetscScalar          *z;
-  PetscMemType          xmt, ymt, zmt;
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  if (yy == zz) PetscCall(VecGetArrayAndMemType(zz, &z, &zmt));
-  else PetscCall(VecGetArrayWriteAndMemType(zz, &z, &zmt));
-  if (!PetscMemTypeDevice(zmt)) {
-    if (yy == zz) PetscCall(VecRestoreArrayAndMemType(zz, &z));
-    else PetscCall(VecRestoreArrayWriteAndMemType(zz, &z));
-    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-    if (yy) PetscCall((*base->multtransposeadd)(A, xx, yy, zz));
-    else PetscCall((*base->multtranspose)(A, xx, zz));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatSeqCSRKCUDAGetDevice(A, &d, &st));
-  PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
-  xd = x;
-  if (!PetscMemTypeDevice(xmt)) PetscCall(MatCSRKCUDADeviceStage(d, x, d->m, &xd));
-  if (yy && yy != zz) {
-    PetscCall(VecGetArrayReadAndMemType(yy, &y, &ymt));
-    PetscCheck(PetscMemTypeDevice(ymt), PETSC_COMM_SELF, PETSC_ERR_SUP, "MatMultTransposeAdd with a host vector y and a device vector z is not supported: use vectors of one kind");
-  } else if (yy) y = z;
-  PetscCall(PetscLogGpuTimeBegin());
-  PetscCall(MatCSRKCUDADeviceMultTranspose(d, st, xd, y, z));
-  PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(PetscLogGpuFlops(2.0 * st->nnz));
-  PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
-  if (yy && yy != zz) PetscCall(VecRestoreArrayReadAndMemType(yy, &y));
-  if (yy == zz) PetscCall(VecRestoreArrayAndMemType(zz, &z));
-  else PetscCall(VecRestoreArrayWriteAndMemType(zz, &z));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
+/* the transposes run through a stored transpose of the device copy, built at the first use */
 static PetscErrorCode MatMultTranspose_SeqCSRKCUDA(Mat A, Vec xx, Vec yy)
 {
   PetscFunctionBegin;
-  PetscCall(MatMultTransposeAddKernel_SeqCSRKCUDA(A, xx, NULL, yy));
+  PetscCall(MatProduct_SeqCSRKCUDA(A, PETSC_TRUE, xx, NULL, yy));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatMultTransposeAdd_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
 {
   PetscFunctionBegin;
-  PetscCall(MatMultTransposeAddKernel_SeqCSRKCUDA(A, xx, yy, zz));
+  PetscCall(MatProduct_SeqCSRKCUDA(A, PETSC_TRUE, xx, yy, zz));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
