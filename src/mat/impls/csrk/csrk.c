@@ -9,7 +9,7 @@ const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatC
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
-PetscLogEvent MAT_CSRKBuild;
+PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder;
 
 static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
 static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
@@ -161,6 +161,7 @@ PetscErrorCode MatCSRKRegister(void)
 #endif
   PetscCall(MatOrderingRegister(MATORDERINGBANDK, MatGetOrdering_BandK));
   PetscCall(PetscLogEventRegister("MatCSRKBuild", MAT_CLASSID, &MAT_CSRKBuild));
+  PetscCall(PetscLogEventRegister("MatCSRKOrder", MAT_CLASSID, &MAT_CSRKOrder));
   PetscCall(PetscRegisterFinalize(MatCSRKFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -79,7 +79,7 @@ typedef struct {
   PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
 } Mat_MPICSRK;
 
-PETSC_INTERN PetscLogEvent MAT_CSRKBuild;
+PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder;
 
 /* options */
 PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);

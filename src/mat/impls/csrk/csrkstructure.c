@@ -198,7 +198,11 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
 
   /* ordering; Band-k also gives groups that the super-rows must not cross */
-  if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), &perm, &ngroups, &groupptr));
+  if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) {
+    PetscCall(PetscLogEventBegin(MAT_CSRKOrder, A, 0, 0, 0));
+    PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), &perm, &ngroups, &groupptr));
+    PetscCall(PetscLogEventEnd(MAT_CSRKOrder, A, 0, 0, 0));
+  }
   if (!groupptr) {
     ngroups = 1;
     PetscCall(PetscMalloc1(2, &groupptr));
