@@ -133,16 +133,20 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscInt CSRKBandwidth(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm)
+/* Bandwidth max|i-j| (in the internal numbering when perm is given) and, optionally, the mean |i-j| */
+static PetscInt CSRKBandwidth(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm, PetscReal *mean)
 {
-  PetscInt bw = 0, r;
+  PetscInt  bw = 0, r;
+  PetscReal sum = 0;
   for (r = 0; r < m; r++) {
     const PetscInt src = perm ? perm[r] : r, row = iperm ? r : src;
     for (PetscInt q = ai[src]; q < ai[src + 1]; q++) {
-      const PetscInt c = iperm ? iperm[aj[q]] : aj[q];
-      bw               = PetscMax(bw, PetscAbsInt(row - c));
+      const PetscInt d = PetscAbsInt(row - (iperm ? iperm[aj[q]] : aj[q]));
+      bw               = PetscMax(bw, d);
+      sum += (PetscReal)d;
     }
   }
+  if (mean) *mean = sum / (PetscReal)PetscMax(ai[m], 1);
   return bw;
 }
 
@@ -174,6 +178,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   st->k        = opt->k;
   st->layout   = opt->layout;
   st->ordering = opt->ordering;
+  st->bw_before = -1;
   st->nthreads = opt->nthreads > 0 ? opt->nthreads : CSRKDefaultThreads();
   /* below this size, starting a parallel region costs more than the product */
   if (opt->nthreads <= 0 && ai[m] < 20000) st->nthreads = 1;
@@ -184,10 +189,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
     /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it with
        RCM, which measured faster to build and to multiply than Band-k on this path (docs/design.md) */
-    PetscReal dist = 0;
-    for (r = 0; r < m; r++)
-      for (PetscInt q = ai[r]; q < ai[r + 1]; q++) dist += (PetscReal)PetscAbsInt(r - aj[q]);
-    dist /= (PetscReal)PetscMax(ai[m], 1);
+    PetscReal dist;
+    st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL, &dist);
     st->ordering = dist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
   }
@@ -249,8 +252,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
   PetscCall(CSRKFill(st, ai, aj, aa, st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? iperm : NULL, PETSC_FALSE));
 
-  st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL);
-  st->bw_after  = st->perm ? CSRKBandwidth(m, ai, aj, st->perm, iperm) : st->bw_before;
+  if (st->bw_before < 0) st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL, NULL); /* unless auto measured it */
+  st->bw_after = st->perm ? CSRKBandwidth(m, ai, aj, st->perm, iperm, NULL) : st->bw_before;
   PetscCall(PetscFree(iperm));
   st->bytes = (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1 + st->nsr + 1) * sizeof(CSRKIdx);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
