@@ -17,8 +17,10 @@ typedef struct {
   PetscInt     maxlen;
   PetscBool    has_transpose;            /* stored transpose of the CSR-k copy, for MatMultTranspose */
   CSRKIdx     *trowptr, *tcolidx, *tmap;
+  CSRKIdx     *tunitptr, *tsrptr;           /* launch grouping of S^T: blocks of 32 rows */
+  PetscInt     tnunits;
   PetscScalar *tval;
-  PetscScalar *ywork, *xhost;            /* scratch: staged host inputs, gathered x of the transpose */
+  PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
   size_t       bytes, tbytes;
 } CSRKDevice;

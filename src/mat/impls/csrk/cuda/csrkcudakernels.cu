@@ -169,6 +169,8 @@ static PetscErrorCode CSRKDeviceFreeTranspose(CSRKDevice *d)
   CSRKCudaFree(d->tcolidx);
   CSRKCudaFree(d->tmap);
   CSRKCudaFree(d->tval);
+  CSRKCudaFree(d->tunitptr);
+  CSRKCudaFree(d->tsrptr);
   d->has_transpose = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -188,7 +190,7 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->longrows);
   CSRKCudaFree(d->xwork);
   CSRKCudaFree(d->ywork);
-  CSRKCudaFree(d->xhost);
+  CSRKCudaFree(d->xtwork);
   PetscCall(CSRKDeviceFreeTranspose(d));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -393,6 +395,20 @@ static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *
   PetscCall(CSRKUpload(&d->tcolidx, tc, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->tmap, tm, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->tval, (PetscScalar *)NULL, st->nnz, &bytes));
+  {
+    /* the rows of S^T grouped by 32 for the launch, one block each */
+    const PetscInt per = 32;
+    CSRKIdx       *u, *srp;
+    d->tnunits = (st->n + per - 1) / per;
+    PetscCall(PetscMalloc2(d->tnunits + 1, &u, d->tnunits + 1, &srp));
+    for (PetscInt i = 0; i <= d->tnunits; i++) {
+      u[i]   = (CSRKIdx)i;
+      srp[i] = (CSRKIdx)PetscMin(i * per, st->n);
+    }
+    PetscCall(CSRKUpload(&d->tunitptr, u, d->tnunits + 1, &bytes));
+    PetscCall(CSRKUpload(&d->tsrptr, srp, d->tnunits + 1, &bytes));
+    PetscCall(PetscFree2(u, srp));
+  }
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
   PetscCall(PetscFree(tp));
   PetscCall(PetscFree3(tc, tm, fill));
@@ -420,41 +436,22 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
   if (!d->has_transpose) PetscCall(CSRKBuildTranspose(d, st));
   PetscCall(CSRKGetStream(&stream));
   if (d->perm) {
-    if (!d->xhost) PetscCallCUDA(cudaMalloc((void **)&d->xhost, sizeof(PetscScalar) * PetscMax(d->m, 1)));
-    CSRKGatherKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, x, d->xhost);
+    if (!d->xtwork) PetscCallCUDA(cudaMalloc((void **)&d->xtwork, sizeof(PetscScalar) * PetscMax(d->m, 1)));
+    CSRKGatherKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, x, d->xtwork);
     PetscCallCUDA(cudaGetLastError());
-    x = d->xhost;
+    x = d->xtwork;
   }
-  /* S^T as a CSR-1 launch over rows grouped by 32 */
-  t        = *d;
-  t.width  = d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8;
-  t.bx     = t.width == 1 ? 32 : 8;
-  t.by     = t.width == 1 ? 1 : 32;
-  t.bz     = 1;
-  t.nlong  = 0;
-  t.longlen = CSRK_IDX_MAX;
-  {
-    const PetscInt per = 32, nunits = (d->n + per - 1) / per;
-    CSRKIdx       *u, *srp, *du, *dsrp;
-    PetscCall(PetscMalloc2(nunits + 1, &u, nunits + 1, &srp));
-    for (PetscInt i = 0; i <= nunits; i++) {
-      u[i]   = (CSRKIdx)i;
-      srp[i] = (CSRKIdx)PetscMin(i * per, d->n);
-    }
-    PetscCallCUDA(cudaMalloc((void **)&du, sizeof(CSRKIdx) * (nunits + 1)));
-    PetscCallCUDA(cudaMalloc((void **)&dsrp, sizeof(CSRKIdx) * (nunits + 1)));
-    PetscCallCUDA(cudaMemcpyAsync(du, u, sizeof(CSRKIdx) * (nunits + 1), cudaMemcpyHostToDevice, stream));
-    PetscCallCUDA(cudaMemcpyAsync(dsrp, srp, sizeof(CSRKIdx) * (nunits + 1), cudaMemcpyHostToDevice, stream));
-    t.nunits = nunits;
-    if (d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) {
-      /* y[perm[c]] = z[perm[c]] + (S^T xp)[c]: the same scatter as the forward product */
-      PetscCall(CSRKLaunch(&t, du, dsrp, d->trowptr, d->tcolidx, d->tval, d->perm, x, z, y, stream));
-    } else PetscCall(CSRKLaunch(&t, du, dsrp, d->trowptr, d->tcolidx, d->tval, NULL, x, z, y, stream));
-    PetscCallCUDA(cudaStreamSynchronize(stream));
-    PetscCallCUDA(cudaFree(du));
-    PetscCallCUDA(cudaFree(dsrp));
-    PetscCall(PetscFree2(u, srp));
-  }
+  /* S^T as a CSR-1 launch over its rows grouped by 32 */
+  t          = *d;
+  t.width    = d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8;
+  t.bx       = t.width == 1 ? 32 : 8;
+  t.by       = t.width == 1 ? 1 : 32;
+  t.bz       = 1;
+  t.nlong    = 0;
+  t.longlen  = CSRK_IDX_MAX;
+  t.nunits   = d->tnunits;
+  /* renumbered: y[perm[c]] = z[perm[c]] + (S^T xp)[c], the same scatter as the forward product */
+  PetscCall(CSRKLaunch(&t, d->tunitptr, d->tsrptr, d->trowptr, d->tcolidx, d->tval, d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? d->perm : NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
