@@ -115,6 +115,38 @@ PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The view of both types: the AIJ view, then with ASCII_INFO the summary of the CSR-k structure (for the MPI type
+   that of the diagonal blocks: maxima over ranks for times and bandwidths, sums for counts and memory) */
+PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
+{
+  const struct _MatOps *base;
+  PetscBool             isascii;
+  PetscViewerFormat     format;
+  MatCSRKInfo           info;
+  MatInfo               ainfo;
+  PetscLogDouble        aijbytes;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(mpi, &base));
+  PetscCall((*base->view)(A, viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCSRKGetInfo(A, &info));
+  PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &ainfo));
+  aijbytes = (PetscLogDouble)ainfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)A->rmap->N * sizeof(PetscInt);
+  PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
+                                   mpi ? " per rank" : ""));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Composes (or, with f = NULL, removes) the converter f under every name of the NULL-terminated list */
 PetscErrorCode MatCSRKComposeConverters(Mat B, const char *const names[], PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *))
 {

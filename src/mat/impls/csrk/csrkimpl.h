@@ -100,7 +100,6 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, M
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
-PETSC_INTERN PetscErrorCode MatCSRKStructureView(MatCSRKStructure *, PetscViewer);
 
 /* kernels (OpenMP) */
 PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
@@ -126,5 +125,6 @@ PETSC_INTERN PetscErrorCode MatCreate_MPICSRK(Mat);
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
+PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer, PetscBool);
 
 #endif

@@ -282,20 +282,6 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatCSRKStructureView(MatCSRKStructure *st, PetscViewer viewer)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k structure:\n"));
-  PetscCall(PetscViewerASCIIPushTab(viewer));
-  if (st->k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", st->sr_size, st->nsr, st->ssr_size, st->nssr));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", st->k, st->sr_size, st->nsr));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[st->ordering], MatCSRKLayouts[st->layout], st->bw_before, st->bw_after));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads\n", st->build_time, st->bytes / 1048576.0,
-                                   100.0 * st->bytes / PetscMax(1.0, (PetscLogDouble)st->nnz * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)(st->m + 1) * sizeof(PetscInt)), st->nthreads));
-  PetscCall(PetscViewerASCIIPopTab(viewer));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 #define CSRKDup(field, count) \
   do { \
     if (src->field) { \

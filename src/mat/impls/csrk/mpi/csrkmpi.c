@@ -157,28 +157,8 @@ static PetscErrorCode MatSetFromOptions_MPICSRK(Mat A, CSRKOptionItems PetscOpti
 
 static PetscErrorCode MatView_MPICSRK(Mat A, PetscViewer viewer)
 {
-  const struct _MatOps *base;
-  PetscBool             isascii;
-  PetscViewerFormat     format;
-
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-  PetscCall((*base->view)(A, viewer));
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerGetFormat(viewer, &format));
-  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
-  {
-    MatCSRKInfo info;
-    PetscCall(MatCSRKGetInfo(A, &info));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k diagonal blocks (summed or max over ranks):\n"));
-    PetscCall(PetscViewerASCIIPushTab(viewer));
-    if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s (max), memory overhead %g MB (all blocks), %" PetscInt_FMT " OpenMP threads per rank\n", info.build_time, info.bytes / 1048576.0, info.nthreads));
-    PetscCall(PetscViewerASCIIPopTab(viewer));
-  }
+  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -125,20 +125,8 @@ static PetscErrorCode MatSetFromOptions_SeqCSRK(Mat A, CSRKOptionItems PetscOpti
 
 static PetscErrorCode MatView_SeqCSRK(Mat A, PetscViewer viewer)
 {
-  const struct _MatOps *base;
-  PetscBool             isascii;
-  PetscViewerFormat     format;
-  MatCSRKStructure     *st;
-
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  PetscCall((*base->view)(A, viewer));
-  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerGetFormat(viewer, &format));
-  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqCSRKGetUpToDateStructure(A, &st));
-  PetscCall(MatCSRKStructureView(st, viewer));
+  PetscCall(MatView_CSRK(A, viewer, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
