@@ -77,11 +77,13 @@ $  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md)
 $  MAT_CSRK_CUDA_KERNEL_SCALAR - GPUSpMV-3: a thread per row, a block per super-super-row
 $  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle reduction
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
+$  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored column by column (padded to its longest row),
+$                                so that every load of a warp is coalesced; for rows of nearly equal length
 
    Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced> - the kernel
 
    Level: advanced
 
@@ -91,7 +93,8 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_AUTO,
   MAT_CSRK_CUDA_KERNEL_SCALAR,
   MAT_CSRK_CUDA_KERNEL_VECTOR,
-  MAT_CSRK_CUDA_KERNEL_STREAM
+  MAT_CSRK_CUDA_KERNEL_STREAM,
+  MAT_CSRK_CUDA_KERNEL_SLICED
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 

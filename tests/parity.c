@@ -1,5 +1,5 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
-                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect> -n <n>\n"
+                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
                            "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n";
 

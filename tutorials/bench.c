@@ -19,9 +19,9 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "refresh and CG+Jacobi costs, GFLOP/s, modelled GB/s, fraction of STREAM triad, speedup over aij.\n"
                            "Input (several allowed, comma separated; default -problem lap3d7):\n"
                            "  -f <file>[,<file>...]   Matrix Market (.mtx, .mtx.gz) or PETSc binary (told apart by the content)\n"
-                           "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect>[,...]  generated problems\n"
+                           "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw>[,...]  generated problems\n"
                            "  -n <n>[,<n>...]         their sizes (one for all or one each; defaults: lap2d5 1024, lap3d7 100,\n"
-                           "                          lap3d27 64, elasticity3d 40, random/randrect 1000000)\n"
+                           "                          lap3d27 64, elasticity3d 40, random/randrect/powerlaw 1000000)\n"
                            "  -permute <seed>         random symmetric renumbering P A P^T of every matrix first\n"
                            "Types:\n"
                            "  -ref <type>             the type the speedups are relative to (default aij; aijcusparse for GPU runs)\n"
@@ -29,7 +29,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          carry settings after colons: ordering=<natural|rcm|bandk|auto> k=<1|2|3>\n"
                            "                          sr=<rows per super-row> ssr=<super-rows per super-super-row>\n"
                            "                          layout=<renumbered|rowperm> threads=<n> (0: default), e.g. csrk:ordering=bandk:k=3\n"
-                           "                          (csrkcuda also kernel=<auto|scalar|vector> width=<lanes per row>)\n"
+                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced> width=<lanes per row>)\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
                            "  -solve <1>              CG + Jacobi per type (-rtol <1e-6>, at most 10000 iterations)\n"
@@ -149,7 +149,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream)", str, val);
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
     } else if (!strcmp(tok, "width")) {

@@ -3,7 +3,7 @@
 */
 #include <petsccsrk.h>
 
-const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
+const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "powerlaw", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
 
 /* Stencil operator on an n^d grid: the stencil's neighbours (|offsets| <= 1 per dimension, restricted to 'shape') */
 static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, PetscBool full, PetscInt bs, Mat *A)
@@ -61,10 +61,12 @@ static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Random sparse matrix: row lengths 0..2*avg (some rows empty), one dense row, a diagonal on square matrices.
+/* Random sparse matrix: row lengths 0..2*avg (some rows empty), one dense row, a diagonal on square matrices; or, with
+   alpha > 0, power-law row lengths avg * u^(-1/(alpha-1)) (at most n/8: a few rows of thousands of entries beside
+   many short ones, as in web and social graphs) with uniformly random columns.
    The local rows are drawn first and the matrix preallocated exactly: inserting into an unpreallocated AIJ matrix
    reallocates it again and again, quadratic in the size. */
-static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscInt avg, PetscInt seed, Mat *A)
+static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscInt avg, PetscReal alpha, PetscInt seed, Mat *A)
 {
   PetscRandom  rnd;
   PetscInt     rstart, rend, cstart, cend, *ptr, *cols, *dnz, *onz, nloc, total = 0;
@@ -96,9 +98,13 @@ static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscI
     PetscReal u;
     PetscInt  len;
     PetscCall(PetscRandomGetValueReal(rnd, &u));
-    len = (PetscInt)(u * 2 * avg);
-    if (r % 17 == 5) len = 0; /* empty rows */
-    if (r == m / 2) len = n;  /* a dense row */
+    if (alpha > 0) {
+      len = (PetscInt)PetscMin((PetscReal)PetscMax(n / 8, avg), avg * PetscPowReal(PetscMax(1.0 - u, 1e-12), -1.0 / (alpha - 1.0)));
+    } else {
+      len = (PetscInt)(u * 2 * avg);
+      if (r % 17 == 5) len = 0; /* empty rows */
+      if (r == m / 2) len = n;  /* a dense row */
+    }
     ptr[r - rstart + 1] = ptr[r - rstart] + len + (m == n && len ? 1 : 0);
   }
   total = ptr[nloc];
@@ -152,7 +158,8 @@ static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscI
   Input Parameters:
 + comm - the communicator
 . name - "lap2d5" (n^2 grid, 5-point), "lap3d7" (n^3, 7-point), "lap3d27" (n^3, 27-point), "elasticity3d" (n^3 nodes,
-         27-point, block size 3), "random" (n x n random sparse, with empty rows and a dense row), "randrect" (n x (n/2+3) random)
+         27-point, block size 3), "random" (n x n random sparse, with empty rows and a dense row), "randrect" (n x (n/2+3) random),
+         "powerlaw" (n x n, power-law row lengths: at least 3 entries, exponent 2.5, up to n/8, random columns)
 . n    - grid points per dimension, or rows for the random matrices
 - seed - seed of the random matrices
 
@@ -185,13 +192,17 @@ PetscErrorCode MatCSRKCreateProblem(MPI_Comm comm, const char name[], PetscInt n
   }
   if (!flg) {
     PetscCall(PetscStrcmp(name, "random", &flg));
-    if (flg) PetscCall(CreateRandom(comm, n, n, 6, seed, A));
+    if (flg) PetscCall(CreateRandom(comm, n, n, 6, 0, seed, A));
   }
   if (!flg) {
     PetscCall(PetscStrcmp(name, "randrect", &flg));
-    if (flg) PetscCall(CreateRandom(comm, n, n / 2 + 3, 4, seed, A));
+    if (flg) PetscCall(CreateRandom(comm, n, n / 2 + 3, 4, 0, seed, A));
   }
-  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random or randrect", name);
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "powerlaw", &flg));
+    if (flg) PetscCall(CreateRandom(comm, n, n, 3, 2.5, seed, A));
+  }
+  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect or powerlaw", name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

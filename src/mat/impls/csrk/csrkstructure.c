@@ -195,7 +195,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
   }
   if (bs > 1 && m % bs) bs = 1;
-  if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU((PetscReal)st->nnz / PetscMax(m, 1), &st->sr_size, &st->ssr_size));
+  if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU(m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
   else PetscCall(MatCSRKChooseSizes(st->k, m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;

@@ -51,15 +51,25 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
   return PetscMax(bs, (rows / bs) * bs);
 }
 
-/* GPU (CSR-3) on Hopper: a constant-time rule from the mean row length d, fitted to the sweeps of docs/tuning.md
-   (H200; 1-2M-row 7-point and 27-point Laplacians, 3D elasticity). Short rows (d <= 8) use a thread per row
-   (GPUSpMV-3) with 8-row super-rows by 8; longer rows use the stream kernel, whose best block covered about
-   32 rows of a 27-point stencil and 16 rows of elasticity (d = 78). The paper's Ampere formula,
-   ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d), gave 0.80-0.97x aijcusparse there. */
-PetscErrorCode MatCSRKChooseSizesGPU(PetscReal d, PetscInt *sr, PetscInt *ssr)
+/* GPU (CSR-3) on Hopper: a constant-time rule from the row-length statistics (mean d, coefficient of variation cv),
+   fitted to the sweeps of docs/tuning.md (H200; 7-point and 27-point Laplacians, 3D elasticity).
+   Regular rows longer than 8 (cv <= 0.3) use the sliced kernel: a warp per 32-row super-row stored column by column,
+   4 super-rows per block. Otherwise short rows (d <= 8) use a thread per row (GPUSpMV-3) with 8-row super-rows by 8;
+   longer irregular rows the stream kernel, whose best block covered about 32 rows of a 27-point stencil and 16 rows
+   of elasticity (d = 78). The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
+   gave 0.80-0.97x aijcusparse there. */
+PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
 {
+  const PetscReal d  = m ? (PetscReal)(ai[m] - ai[0]) / m : 0;
+  PetscReal       cv = 0;
+
   PetscFunctionBegin;
-  if (d <= 8) {
+  for (PetscInt i = 0; i < m; i++) cv += ((PetscReal)(ai[i + 1] - ai[i]) - d) * ((PetscReal)(ai[i + 1] - ai[i]) - d);
+  cv = (m && d > 0) ? PetscSqrtReal(cv / m) / d : 0;
+  if (kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > CSRK_GPU_SLICED_MIN_MEAN && cv <= CSRK_GPU_SLICED_MAX_CV)) {
+    *sr  = 32;
+    *ssr = 4;
+  } else if (d <= 8) {
     *sr  = 8;
     *ssr = 8;
   } else if (d <= 32) {

@@ -28,9 +28,11 @@ static PetscErrorCode MatSeqCSRKCUDAGetDevice(Mat A, CSRKDevice **dev, MatCSRKSt
     PetscCall(MatCSRKCUDADeviceUpload(*st, &sp->opt, PETSC_TRUE, (CSRKDevice **)&sp->device));
     sp->dev_nbuilds  = sp->nbuilds;
     sp->dev_nrefresh = sp->nrefresh;
-    PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", ((CSRKDevice *)sp->device)->width == 0 ? "stream" : ((CSRKDevice *)sp->device)->width == 1 ? "scalar" : "vector",
-                        ((CSRKDevice *)sp->device)->width, ((CSRKDevice *)sp->device)->bx, ((CSRKDevice *)sp->device)->by, ((CSRKDevice *)sp->device)->bz, ((CSRKDevice *)sp->device)->nlong, (double)((CSRKDevice *)sp->device)->mean,
-                        (double)((CSRKDevice *)sp->device)->var, ((CSRKDevice *)sp->device)->maxlen));
+    {
+      const CSRKDevice *d = (CSRKDevice *)sp->device;
+      PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows, %" PetscInt_FMT " padded entries (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], d->width, d->bx, d->by, d->bz, d->nlong,
+                          d->pnnz, (double)d->mean, (double)d->var, d->maxlen));
+    }
   } else if (sp->dev_nrefresh != sp->nrefresh) {
     PetscCall(MatCSRKCUDADeviceUpload(*st, &sp->opt, PETSC_FALSE, (CSRKDevice **)&sp->device));
     sp->dev_nrefresh = sp->nrefresh;

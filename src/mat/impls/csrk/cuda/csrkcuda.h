@@ -10,7 +10,8 @@ typedef struct {
   CSRKIdx     *rowptr, *colidx, *unitptr, *srptr, *perm, *longrows;
   PetscScalar *val, *xwork;
   PetscInt     nlong, longlen;           /* rows longer than longlen go to the long-row kernel */
-  PetscInt     width;                    /* 0: stream kernel; 1: a thread per row (GPUSpMV-3); else lanes per row (GPUSpMV-3.5) */
+  MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto) */
+  PetscInt     width;                    /* lanes per row: 1 for the scalar kernel (GPUSpMV-3), 2-32 for the vector kernel (GPUSpMV-3.5) */
   size_t       smem;                     /* dynamic shared memory of the stream kernel */
   unsigned     bx, by, bz;               /* thread block shape */
   PetscReal    mean, var;                /* row-length statistics the kernel was chosen from */
@@ -20,6 +21,9 @@ typedef struct {
   CSRKIdx     *tunitptr, *tsrptr;           /* launch grouping of S^T: blocks of 32 rows */
   PetscInt     tnunits;
   PetscScalar *tval;
+  CSRKIdx     *sliceptr, *scol, *spos;  /* sliced kernel: super-row s stored column by column from sliceptr[s] (padded to its */
+  PetscScalar *sval;                     /* longest row); spos[q]: position of CSR entry q there, for value refreshes */
+  PetscInt     pnnz;                     /* padded entries of the sliced storage */
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
   size_t       bytes, tbytes;

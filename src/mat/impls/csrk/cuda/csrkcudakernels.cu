@@ -9,8 +9,11 @@
                          block (x = w lanes, y = rows, z = super-rows)
      long rows:          rows longer than a threshold are skipped by the kernels above and done by a block
                          each, reduced in a fixed order (deterministic)
-     stream (auto for rows longer than 8): a block per super-super-row forms its products with coalesced loads in
-                         shared memory, then a thread per row sums them
+     stream (auto for irregular rows longer than 8): a block per super-super-row forms its products with coalesced
+                         loads in shared memory, then a thread per row sums them
+     sliced (auto for regular rows longer than 8): each super-row is stored column by column, padded to its longest
+                         row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per row, so
+                         every load of a warp is coalesced and no lane idles on rows of equal length
    Every reduction has a fixed order, so results are bitwise reproducible run to run.
 */
 #include "../csrkimpl.h"
@@ -109,6 +112,34 @@ __global__ void CSRKStreamKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
   }
 }
 
+/* streamed once per product: load without keeping the lines in L1, which is left to x */
+__device__ __forceinline__ PetscScalar CSRKLoadStreamed(const PetscScalar *p)
+{
+#if defined(PETSC_USE_COMPLEX)
+  return *p;
+#else
+  return __ldcs(p);
+#endif
+}
+
+/* Sliced kernel: a block per super-super-row, a warp per super-row (blockDim.y super-rows at a time), a thread per row.
+   Entry j of row i of super-row s is at sliceptr[s] + j h + i (h = rows of s); a thread stops at its own row length,
+   so the padding is never read or multiplied (an Inf or NaN in x cannot leak into other rows through it). */
+__global__ void CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx u = blockIdx.x;
+  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
+    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0, base = sliceptr[s];
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
+      PetscScalar   sum = 0.0;
+      CSRKIdx       q   = base + i;
+      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+      CSRKStore(r0 + i, perm, z, y, sum);
+    }
+  }
+}
+
 /* A block per long row; warp shuffles then a fixed-order sum of the warp results */
 __global__ void CSRKLongRowKernel(const CSRKIdx *__restrict__ rows, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
@@ -139,6 +170,11 @@ __global__ void CSRKScatterKernel(PetscInt n, const CSRKIdx *__restrict__ perm, 
 __global__ void CSRKMapValuesKernel(PetscInt n, const CSRKIdx *__restrict__ map, const PetscScalar *__restrict__ v, PetscScalar *__restrict__ w)
 {
   for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) w[i] = v[map[i]];
+}
+
+__global__ void CSRKPlaceValuesKernel(PetscInt n, const CSRKIdx *__restrict__ pos, const PetscScalar *__restrict__ v, PetscScalar *__restrict__ w)
+{
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) w[pos[i]] = v[i];
 }
 
 static inline unsigned CSRKGrid(PetscInt n)
@@ -191,15 +227,38 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->xwork);
   CSRKCudaFree(d->ywork);
   CSRKCudaFree(d->xtwork);
+  CSRKCudaFree(d->sliceptr);
+  CSRKCudaFree(d->scol);
+  CSRKCudaFree(d->spos);
+  CSRKCudaFree(d->sval);
   PetscCall(CSRKDeviceFreeTranspose(d));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Padded size of the sliced storage: super-row s takes (rows of s) x (its longest row) entries, rounded up to 32 so
+   that every super-row starts on an aligned segment */
+static PetscInt64 CSRKSlicedOffsets(const MatCSRKStructure *st, CSRKIdx *sliceptr, PetscInt *maxh)
+{
+  PetscInt64 off = 0;
+
+  *maxh = 0;
+  for (PetscInt s = 0; s < st->nsr; s++) {
+    const PetscInt r0 = st->srptr[s], r1 = st->srptr[s + 1];
+    PetscInt       w  = 0;
+    for (PetscInt r = r0; r < r1; r++) w = PetscMax(w, (PetscInt)(st->rowptr[r + 1] - st->rowptr[r]));
+    if (sliceptr) sliceptr[s] = (CSRKIdx)off;
+    off += (((PetscInt64)w * (r1 - r0) + 31) / 32) * 32;
+    *maxh = PetscMax(*maxh, r1 - r0);
+  }
+  if (sliceptr) sliceptr[st->nsr] = (CSRKIdx)off;
+  return off;
+}
+
 /* Kernel and launch shape from the row statistics (the constant-time model of docs/tuning.md) */
 static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st, const MatCSRKOptions *opt)
 {
-  PetscReal mean = st->m ? (PetscReal)st->nnz / st->m : 0, var = 0;
+  PetscReal mean = st->m ? (PetscReal)st->nnz / st->m : 0, var = 0, cv;
   PetscInt  maxlen = 0;
 
   PetscFunctionBegin;
@@ -209,6 +268,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
     var += ((PetscReal)len - mean) * ((PetscReal)len - mean);
   }
   var       = st->m ? var / st->m : 0;
+  cv        = mean > 0 ? PetscSqrtReal(var) / mean : 0;
   d->mean   = mean;
   d->var    = var;
   d->maxlen = maxlen;
@@ -217,7 +277,24 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   if (maxlen <= d->longlen) d->longlen = CSRK_IDX_MAX;
   d->width = opt->cuda_width;
   d->smem   = 0;
-  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > CSRK_GPU_SLICED_MIN_MEAN && cv <= CSRK_GPU_SLICED_MAX_CV)) {
+    PetscInt         maxh;
+    const PetscInt64 pnnz = CSRKSlicedOffsets(st, NULL, &maxh);
+
+    /* auto: only where the padding stays small */
+    if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (PetscReal)pnnz <= 1.25 * (PetscReal)st->nnz) {
+      PetscCheck(pnnz <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %" PetscInt64_FMT " entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", pnnz);
+      d->kernel  = MAT_CSRK_CUDA_KERNEL_SLICED;
+      d->pnnz    = (PetscInt)pnnz;
+      d->width   = 1;
+      d->longlen = CSRK_IDX_MAX; /* the padding already covers every row */
+      d->bx      = 32;
+      while (d->bx > 1 && (PetscInt)d->bx / 2 >= maxh) d->bx /= 2;
+      d->by = st->k == 3 ? PetscMax(1, 128 / d->bx) : 1;
+      d->bz = 1;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > 8)) {
     /* the stream kernel needs a block's nonzeros in shared memory */
     PetscInt maxu = 0;
@@ -226,9 +303,10 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
       maxu              = PetscMax(maxu, st->rowptr[st->srptr[s1]] - st->rowptr[st->srptr[s0]]);
     }
     if ((size_t)maxu * sizeof(PetscScalar) <= CSRK_STREAM_SMEM_MAX) {
-      d->width = 0;
-      d->smem  = (size_t)PetscMax(maxu, 1) * sizeof(PetscScalar);
-      d->bx    = 128;
+      d->kernel = MAT_CSRK_CUDA_KERNEL_STREAM;
+      d->width  = 0;
+      d->smem   = (size_t)PetscMax(maxu, 1) * sizeof(PetscScalar);
+      d->bx     = 128;
       d->by = d->bz = 1;
       PetscFunctionReturn(PETSC_SUCCESS);
     }
@@ -236,6 +314,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   }
   if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : (mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32);
   PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
+  d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
   /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
      loops stride over when the groups are larger */
   if (d->width == 1) {
@@ -256,6 +335,41 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The sliced storage of the sliced kernel, its values placed on the device from the CSR values in d->val */
+static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st, size_t *bytes)
+{
+  CSRKIdx     *sp, *scol, *spos;
+  PetscInt     maxh;
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(st->nsr + 1, &sp));
+  (void)CSRKSlicedOffsets(st, sp, &maxh);
+  PetscCall(PetscCalloc1(PetscMax(d->pnnz, 1), &scol)); /* padding: column 0, never read */
+  PetscCall(PetscMalloc1(PetscMax(st->nnz, 1), &spos));
+  for (PetscInt s = 0; s < st->nsr; s++) {
+    const PetscInt r0 = st->srptr[s], h = st->srptr[s + 1] - r0;
+    for (PetscInt i = 0; i < h; i++)
+      for (CSRKIdx q = st->rowptr[r0 + i], j = 0; q < st->rowptr[r0 + i + 1]; q++, j++) {
+        const CSRKIdx p = sp[s] + j * (CSRKIdx)h + (CSRKIdx)i;
+        scol[p]         = st->colidx[q];
+        spos[q]         = p;
+      }
+  }
+  PetscCall(CSRKUpload(&d->sliceptr, sp, st->nsr + 1, bytes));
+  PetscCall(CSRKUpload(&d->scol, scol, d->pnnz, bytes));
+  PetscCall(CSRKUpload(&d->spos, spos, st->nnz, bytes));
+  PetscCall(CSRKUpload(&d->sval, (PetscScalar *)NULL, d->pnnz, bytes));
+  PetscCallCUDA(cudaMemset(d->sval, 0, sizeof(PetscScalar) * PetscMax(d->pnnz, 1)));
+  PetscCall(PetscFree(sp));
+  PetscCall(PetscFree(scol));
+  PetscCall(PetscFree(spos));
+  PetscCall(CSRKGetStream(&stream));
+  CSRKPlaceValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->spos, d->val, d->sval);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKCUDADeviceUpload - uploads the structure (all = true) or only the values of the host structure st
 */
@@ -271,12 +385,17 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
     smem_set = 1;
   }
   if (!all && *dev) {
+    cudaStream_t stream;
+
     d = *dev;
     PetscCallCUDA(cudaMemcpy(d->val, st->val, sizeof(PetscScalar) * st->nnz, cudaMemcpyHostToDevice));
     PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * st->nnz));
+    PetscCall(CSRKGetStream(&stream));
+    if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
+      CSRKPlaceValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->spos, d->val, d->sval);
+      PetscCallCUDA(cudaGetLastError());
+    }
     if (d->has_transpose) {
-      cudaStream_t stream;
-      PetscCall(CSRKGetStream(&stream));
       CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, d->tval);
       PetscCallCUDA(cudaGetLastError());
     }
@@ -284,29 +403,30 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
   }
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
   PetscCall(PetscNew(&d));
-  d->m   = st->m;
-  d->n   = st->n;
-  d->nnz = st->nnz;
-  d->k   = st->k;
+  d->m      = st->m;
+  d->n      = st->n;
+  d->nnz    = st->nnz;
+  d->k      = st->k;
+  d->nunits = st->k == 3 ? st->nssr : st->nsr;
+  PetscCall(CSRKChooseKernel(d, st, opt));
   PetscCall(CSRKUpload(&d->rowptr, st->rowptr, st->m + 1, &bytes));
-  PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->val, st->val, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->srptr, st->srptr, st->nsr + 1, &bytes));
   if (st->k == 3) {
-    d->nunits = st->nssr;
     PetscCall(CSRKUpload(&d->unitptr, st->ssrptr, st->nssr + 1, &bytes));
   } else {
     /* k = 1, 2: a block per super-row (for k = 1 the super-rows are only the launch grouping) */
     CSRKIdx *u;
-    d->nunits = st->nsr;
     PetscCall(PetscMalloc1(st->nsr + 1, &u));
     for (PetscInt i = 0; i <= st->nsr; i++) u[i] = (CSRKIdx)i;
     PetscCall(CSRKUpload(&d->unitptr, u, st->nsr + 1, &bytes));
     PetscCall(PetscFree(u));
   }
+  /* the sliced kernel reads its own copy of the pattern; d->val stays as the target of value uploads */
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, &bytes));
+  else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
-  PetscCall(CSRKChooseKernel(d, st, opt));
   if (d->longlen < CSRK_IDX_MAX) {
     CSRKIdx *rows;
     PetscCall(PetscMalloc1(st->m, &rows));
@@ -325,7 +445,12 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
 {
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  switch (d->width) {
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
+    CSRKSlicedKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->scol, d->sval, perm, x, z, y);
+    PetscCallCUDA(cudaGetLastError());
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  switch (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM ? 0 : d->width) {
   case 0:
     CSRKStreamKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), d->smem, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
@@ -444,6 +569,7 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
   /* S^T as a CSR-1 launch over its rows grouped by 32 */
   t          = *d;
   t.width    = d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8;
+  t.kernel   = t.width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
   t.bx       = t.width == 1 ? 32 : 8;
   t.by       = t.width == 1 ? 1 : 32;
   t.bz       = 1;
