@@ -2,11 +2,14 @@
 # One command on a GPU machine without network: builds PETSc with CUDA from the carried PyPI tarball, METIS from
 # carried Debian packages, the plugin with MATCSRKCUDA, then runs the GPU tests and the GPU benchmark.
 #
-#   bash configure-hooks/gpu-run.sh [build] [test] [sanitize] [bench] [tune]     (default: build test bench)
+#   bash configure-hooks/gpu-run.sh [build] [test] [sanitize] [bench] [profile] [scaling] [cpu] [tune]   (default: build test bench)
 #
 # Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
 # deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
-# Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, and a summary on stdout.
+# Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, logview-*.txt, and a summary on stdout.
+#   profile: CG + Jacobi under -log_view for each GPU type (host-device traffic per event, where the solve time goes)
+#   scaling: MPI weak scaling, one GPU against every GPU of the machine with the problem grown in proportion
+#   cpu:     the CPU types on the host cores: aij and sell on one MPI rank per core, csrk on one rank, a thread per core
 # BENCH_PROBLEMS / TUNE_PROBLEMS: comma lists of problem:n (tutorials/bench -problem); TUNE_SIZES: sizes swept.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +57,7 @@ case " $phases " in *" test "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
-    for kern in scalar vector stream; do
+    for kern in scalar vector stream sliced; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse -transpose 0 $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
@@ -63,7 +66,8 @@ case " $phases " in *" test "*)
       run "parity permuted lap3d7 k=$k $kern" 1 "$build/tests/parity" -problem lap3d7 -n 20 -permute 1 $o
       run "parity randrect k=$k $kern" 1 "$build/tests/parity" -problem randrect -n 2000 $o
       run "parity long rows forced k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_cuda_long 8 $o
-      for f in "$m"/*.mtx "$m"/*.mtx.gz; do [ -e "$f" ] && run "parity $(basename "$f") k=$k $kern" 1 "$build/tests/parity" -f "$f" $o; done
+      run "parity powerlaw k=$k $kern" 1 "$build/tests/parity" -problem powerlaw -n 5000 $o
+      [ $k = 3 ] && for f in "$m"/*.mtx "$m"/*.mtx.gz; do [ -e "$f" ] && run "parity $(basename "$f") k=$k $kern" 1 "$build/tests/parity" -f "$f" $o; done
     done
   done
   for w in 2 4 8 16 32; do run "parity width $w" 1 "$build/tests/parity" -problem lap3d27 -n 16 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector -mat_csrk_cuda_width $w; done
@@ -92,7 +96,7 @@ esac
 case " $phases " in *" sanitize "*)
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
-    for kern in scalar vector stream; do
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced}; do
       if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel $kern -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else
@@ -106,8 +110,55 @@ esac
 case " $phases " in *" bench "*)
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
   types=${BENCH_TYPES:-aijcusparse,sellcuda,csrkcuda}
-  for p in $(echo "${BENCH_PROBLEMS:-lap3d27:200,lap3d7:256,elasticity3d:100,random:4000000}" | tr , ' '); do
-    timeout 200 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$types" -ref aijcusparse -reps 200 -warmup 20 -stream 0 -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 14
+  for p in $(echo "${BENCH_PROBLEMS:-lap3d27:200,lap3d7:256,elasticity3d:100,powerlaw:4000000}" | tr , ' '); do
+    timeout 200 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$types" -ref aijcusparse -reps 200 -warmup 20 -stream 0 -solve "${BENCH_SOLVE:-1}" -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 14
+  done
+  for f in ${BENCH_FILES:-}; do
+    timeout 60 "$build/tutorials/bench" -f "$top/deps/matrices/$f" -types "$types" -ref aijcusparse -reps 200 -warmup 20 -stream 0 -solve 0 -o "$out/bench-gpu-files.csv" 2>/dev/null | tail -n 10
+  done
+  ;;
+esac
+
+case " $phases " in *" profile "*)
+  # CG + Jacobi under -log_view, one type per run: MatMult must move nothing between host and device
+  p=${PROFILE_PROBLEM:-lap3d27:150}
+  for t in ${PROFILE_TYPES:-aijcusparse sellcuda csrkcuda}; do
+    timeout 120 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$t" -ref "$t" -reps 20 -warmup 2 -stream 0 -log_view ":$out/logview-$t.txt" >"$out/profile-$t.log" 2>&1
+    echo "== $t: CG + Jacobi on $p"; grep -E "^$t " "$out/profile-$t.log" | head -n 1
+    grep -E "^(KSPSolve|MatMult |PCApply|VecTDot|VecNorm|VecAXPY|VecAYPX|VecPointwiseMult|MatGetDiagonal|MatCUSPARSCopyTo|MatCSRKBuild|MatConvert)" "$out/logview-$t.txt"
+  done
+  ;;
+esac
+
+case " $phases " in *" scaling "*)
+  # weak scaling: n^3 rows on one GPU, about ngpu n^3 rows on ngpu GPUs (a rank per GPU)
+  ngpu=$(nvidia-smi -L | wc -l)
+  for p in $(echo "${SCALING_PROBLEMS:-lap3d27:160,lap3d7:200}" | tr , ' '); do
+    n=${p##*:}
+    n2=$(awk -v n="$n" -v g="$ngpu" 'BEGIN { printf "%d", n * g ^ (1 / 3) + 0.5 }')
+    for np in 1 "$ngpu"; do
+      nn=$n; [ "$np" = 1 ] || nn=$n2
+      echo "== ${p%%:*} n=$nn on $np GPU(s)"
+      timeout 150 mpiexec -n "$np" --bind-to none "$build/tutorials/bench" -problem "${p%%:*}" -n "$nn" -types "${SCALING_TYPES:-aijcusparse,csrkcuda}" -ref aijcusparse -reps 100 -warmup 10 -stream 0 -solve "${SCALING_SOLVE:-1}" -o "$out/scaling-gpu.csv" 2>&1 | grep -E "^(aijcusparse|csrkcuda|type)"
+    done
+  done
+  ;;
+esac
+
+case " $phases " in *" cpu "*)
+  # the CPU types on the host: aij and sell with an MPI rank per core, csrk with one rank and a thread per core
+  cores=$(nproc)
+  for p in $(echo "${CPU_PROBLEMS:-lap3d7:160,lap3d27:128,elasticity3d:90}" | tr , ' '); do
+    for perm in ${CPU_PERMUTE:-0}; do
+      echo "== CPU ${p%%:*} n=${p##*:} permute $perm on $cores cores"
+      OMP_NUM_THREADS=1 timeout 150 mpiexec -n "$cores" --bind-to core "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -permute "$perm" -types aij,sell -reps 50 -solve 0 -o "$out/cpu-ranks.csv" 2>&1 | grep -E "^(aij|sell|STREAM|type)"
+      OMP_NUM_THREADS=$cores OMP_PROC_BIND=close OMP_PLACES=cores timeout 200 mpiexec -n 1 --bind-to none "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -permute "$perm" -types "${CPU_TYPES:-aij,csrk}" -reps 50 -solve 0 -o "$out/cpu-threads.csv" 2>&1 | grep -E "^(aij|csrk|STREAM|type)"
+    done
+  done
+  for f in ${CPU_FILES:-}; do
+    echo "== CPU $f"
+    OMP_NUM_THREADS=1 timeout 60 mpiexec -n "$cores" --bind-to core "$build/tutorials/bench" -f "$top/deps/matrices/$f" -types aij,sell -reps 50 -solve 0 -o "$out/cpu-ranks.csv" 2>&1 | grep -E "^(aij|sell)"
+    OMP_NUM_THREADS=$cores OMP_PROC_BIND=close OMP_PLACES=cores timeout 60 mpiexec -n 1 --bind-to none "$build/tutorials/bench" -f "$top/deps/matrices/$f" -types "${CPU_TYPES:-aij,csrk}" -reps 50 -solve 0 -o "$out/cpu-threads.csv" 2>&1 | grep -E "^(aij|csrk)"
   done
   ;;
 esac
