@@ -47,6 +47,7 @@ typedef struct {
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
   CSRKIdx        *perm;     /* m, NULL for the identity */
+  CSRKIdx        *srcptr;   /* m: first value of row r in the AIJ arrays, for the value refresh (reordered only) */
   PetscScalar    *xwork;    /* n: x gathered into the internal order (renumbered layout) */
   PetscInt        nonzerorows;
   /* static schedule: thread t owns top-level units [tstart[t], tstart[t+1]) */

@@ -6,6 +6,7 @@
 */
 #include "csrkimpl.h"
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(_OPENMP)
   #include <omp.h>
@@ -101,9 +102,9 @@ static PetscErrorCode CSRKChunk(PetscInt n, PetscInt size, PetscInt nb, const Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Copies (column indices and) values of the user's CSR into the internal order, each thread touching the rows
-   it will later multiply: this places the pages where the kernel reads them. */
-static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm, PetscBool values_only)
+/* Copies column indices and values of the user's CSR into the internal order, each thread touching the rows it will
+   later multiply: this places the pages where the kernel reads them. */
+static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
 {
   PetscFunctionBegin;
 #if defined(_OPENMP)
@@ -120,14 +121,13 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
       const PetscInt *cj  = aj + ai[src];
       const CSRKIdx   dst = st->rowptr[r];
       PetscInt        q;
+      if (st->srcptr) st->srcptr[r] = (CSRKIdx)ai[src];
       for (q = 0; q < len; q++) st->val[dst + q] = aa[ai[src] + q];
-      if (!values_only) {
-        if (iperm)
-          for (q = 0; q < len; q++) st->colidx[dst + q] = iperm[cj[q]];
-        else
-          for (q = 0; q < len; q++) st->colidx[dst + q] = (CSRKIdx)cj[q];
-      }
-      if (st->xwork && !values_only) st->xwork[r] = 0.0;
+      if (iperm)
+        for (q = 0; q < len; q++) st->colidx[dst + q] = iperm[cj[q]];
+      else
+        for (q = 0; q < len; q++) st->colidx[dst + q] = (CSRKIdx)cj[q];
+      if (st->xwork) st->xwork[r] = 0.0;
     }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -250,7 +250,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(PetscMalloc1(st->nnz, &st->colidx));
   PetscCall(PetscMalloc1(st->nnz, &st->val));
   if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
-  PetscCall(CSRKFill(st, ai, aj, aa, st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? iperm : NULL, PETSC_FALSE));
+  if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
+  PetscCall(CSRKFill(st, ai, aj, aa, st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? iperm : NULL));
 
   if (st->bw_before < 0) st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL, NULL); /* unless auto measured it */
   st->bw_after = st->perm ? CSRKBandwidth(m, ai, aj, st->perm, iperm, NULL) : st->bw_before;
@@ -258,6 +259,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   st->bytes = (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1 + st->nsr + 1) * sizeof(CSRKIdx);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
+  if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
@@ -268,17 +270,55 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Same pattern, new values: one pass over the values in the internal order, no re-ordering */
+/* Rows ahead that a gather of whole rows from random places prefetches: about 4 KiB of values */
+static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
+{
+  const PetscInt rowbytes = (PetscInt)sizeof(PetscScalar) * (st->nnz / PetscMax(st->m, 1) + 1);
+  return PetscMax(4, PetscMin(64, 4096 / rowbytes));
+}
+
+/* Same pattern, new values: a gather into the internal order, each thread its own rows (those it multiplies and
+   first touched). The AIJ row starts saved at the build give the source of each row without reading the AIJ row
+   pointers, so the rows a few KiB ahead can be prefetched: the loads of a reordered matrix come from random places
+   and one row at a time would wait for each. Contiguous writes, no allocation. */
 PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
   PetscMemType    mtype;
+  const PetscInt  ahead = CSRKPrefetchRows(st);
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k value refresh with a changed pattern");
-  PetscCall(CSRKFill(st, ai, aj, aa, NULL, PETSC_TRUE));
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads)
+#endif
+  {
+    PetscInt                    t = 0, r0, r1;
+    const CSRKIdx *restrict     rp = st->rowptr, *restrict sp = st->srcptr;
+    const PetscScalar *restrict a  = aa;
+    PetscScalar *restrict       v  = st->val;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    if (!sp) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
+    else {
+      for (PetscInt r = r0; r < r1; r++) {
+        const PetscScalar *restrict src = a + sp[r];
+        PetscScalar *restrict       dst = v + rp[r];
+        const CSRKIdx               len = rp[r + 1] - rp[r];
+        if (r + ahead < r1) {
+          const PetscScalar *next = a + sp[r + ahead];
+          const CSRKIdx      nlen = rp[r + ahead + 1] - rp[r + ahead];
+          for (CSRKIdx q = 0; q < nlen; q += 8) __builtin_prefetch(next + q);
+          __builtin_prefetch(next + nlen - 1);
+        }
+        for (CSRKIdx q = 0; q < len; q++) dst[q] = src[q];
+      }
+    }
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -297,7 +337,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   PetscFunctionBegin;
   PetscCall(PetscNew(&st));
   *st        = *src;
-  st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = NULL;
+  st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = st->srcptr = NULL;
   st->val = st->xwork = NULL;
   st->tstart          = NULL;
   CSRKDup(rowptr, src->m + 1);
@@ -306,6 +346,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   CSRKDup(srptr, src->nsr + 1);
   CSRKDup(ssrptr, src->nssr + 1);
   CSRKDup(perm, src->m);
+  CSRKDup(srcptr, src->m);
   CSRKDup(xwork, src->n);
   CSRKDup(tstart, src->nthreads + 1);
   *out = st;
@@ -322,6 +363,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->srptr));
   PetscCall(PetscFree((*st)->ssrptr));
   PetscCall(PetscFree((*st)->perm));
+  PetscCall(PetscFree((*st)->srcptr));
   PetscCall(PetscFree((*st)->xwork));
   PetscCall(PetscFree((*st)->tstart));
   PetscCall(PetscFree(*st));
