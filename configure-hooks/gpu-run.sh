@@ -123,9 +123,14 @@ case " $phases " in *" profile "*)
   # CG + Jacobi under -log_view, one type per run: MatMult must move nothing between host and device
   p=${PROFILE_PROBLEM:-lap3d27:150}
   for t in ${PROFILE_TYPES:-aijcusparse sellcuda csrkcuda}; do
-    timeout 120 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$t" -ref "$t" -reps 20 -warmup 2 -stream 0 -log_view ":$out/logview-$t.txt" >"$out/profile-$t.log" 2>&1
+    # PROFILE_OPTS=-log_view_gpu_time gives each event its GPU time (at the price of a synchronisation per event)
+    timeout 120 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$t" -ref "$t" -reps 20 -warmup 2 -stream 0 -log_view ":$out/logview-$t.txt" ${PROFILE_OPTS:-} >"$out/profile-$t.log" 2>&1
     echo "== $t: CG + Jacobi on $p"; grep -E "^$t " "$out/profile-$t.log" | head -n 1
     grep -E "^(KSPSolve|MatMult |PCApply|VecTDot|VecNorm|VecAXPY|VecAYPX|VecPointwiseMult|MatGetDiagonal|MatCUSPARSCopyTo|MatCSRKBuild|MatConvert)" "$out/logview-$t.txt"
+    if [ -n "${PROFILE_NSYS:-}" ] && command -v nsys >/dev/null; then
+      timeout 120 nsys profile -o "$out/nsys-$t" --force-overwrite true --stats=true "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$t" -ref "$t" -reps 20 -warmup 2 -stream 0 >"$out/nsys-$t.txt" 2>&1
+      grep -A 12 "cuda_gpu_kern_sum" "$out/nsys-$t.txt" | cut -c1-160
+    fi
   done
   ;;
 esac

@@ -90,9 +90,8 @@ PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const Ma
 /* tuning */
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
-/* the auto GPU rule takes the sliced kernel for rows longer than this mean with a coefficient of variation below that */
-#define CSRK_GPU_SLICED_MIN_MEAN 8
-#define CSRK_GPU_SLICED_MAX_CV   0.3
+/* the auto GPU rule takes the sliced kernel for row lengths with a coefficient of variation up to this */
+#define CSRK_GPU_SLICED_MAX_CV 0.3
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
 
 /* ordering */

@@ -53,8 +53,9 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
 
 /* GPU (CSR-3) on Hopper: a constant-time rule from the row-length statistics (mean d, coefficient of variation cv),
    fitted to the sweeps of docs/tuning.md (H200; 7-point and 27-point Laplacians, 3D elasticity).
-   Regular rows longer than 8 (cv <= 0.3) use the sliced kernel: a warp per 32-row super-row stored column by column,
-   4 super-rows per block. Otherwise short rows (d <= 8) use a thread per row (GPUSpMV-3) with 8-row super-rows by 8;
+   Regular rows (cv <= 0.3) use the sliced kernel: a warp per 32-row super-row stored column by column, 4 super-rows
+   per block (1.34-1.44x aijcusparse, 92-95 % of the roofline on the three regular matrices of docs/performance.md).
+   Otherwise short rows (d <= 8) use a thread per row (GPUSpMV-3) with 8-row super-rows by 8;
    longer irregular rows the stream kernel, whose best block covered about 32 rows of a 27-point stencil and 16 rows
    of elasticity (d = 78). The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
    gave 0.80-0.97x aijcusparse there. */
@@ -66,7 +67,7 @@ PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUD
   PetscFunctionBegin;
   for (PetscInt i = 0; i < m; i++) cv += ((PetscReal)(ai[i + 1] - ai[i]) - d) * ((PetscReal)(ai[i + 1] - ai[i]) - d);
   cv = (m && d > 0) ? PetscSqrtReal(cv / m) / d : 0;
-  if (kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > CSRK_GPU_SLICED_MIN_MEAN && cv <= CSRK_GPU_SLICED_MAX_CV)) {
+  if (kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)) {
     *sr  = 32;
     *ssr = 4;
   } else if (d <= 8) {

@@ -9,9 +9,9 @@
                          block (x = w lanes, y = rows, z = super-rows)
      long rows:          rows longer than a threshold are skipped by the kernels above and done by a block
                          each, reduced in a fixed order (deterministic)
-     stream (auto for irregular rows longer than 8): a block per super-super-row forms its products with coalesced
+     stream (auto for other rows longer than 8): a block per super-super-row forms its products with coalesced
                          loads in shared memory, then a thread per row sums them
-     sliced (auto for regular rows longer than 8): each super-row is stored column by column, padded to its longest
+     sliced (auto for rows of nearly equal length): each super-row is stored column by column, padded to its longest
                          row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per row, so
                          every load of a warp is coalesced and no lane idles on rows of equal length
    Every reduction has a fixed order, so results are bitwise reproducible run to run.
@@ -134,6 +134,8 @@ __global__ void CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
       PetscScalar   sum = 0.0;
       CSRKIdx       q   = base + i;
+      /* unrolled so that several loads of a thread are in flight at once */
+#pragma unroll 4
       for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
       CSRKStore(r0 + i, perm, z, y, sum);
     }
@@ -277,7 +279,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   if (maxlen <= d->longlen) d->longlen = CSRK_IDX_MAX;
   d->width = opt->cuda_width;
   d->smem   = 0;
-  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > CSRK_GPU_SLICED_MIN_MEAN && cv <= CSRK_GPU_SLICED_MAX_CV)) {
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)) {
     PetscInt         maxh;
     const PetscInt64 pnnz = CSRKSlicedOffsets(st, NULL, &maxh);
 
