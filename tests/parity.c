@@ -39,6 +39,7 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
 {
   Vec         x, y, yref, z, xt, yt, yreft, zt;
   PetscRandom rnd;
+  PetscInt    M, N;
 
   PetscFunctionBegin;
   PetscCall(MatCreateVecs(A, &x, &yref));
@@ -70,6 +71,14 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
   PetscCall(VecCopy(z, y));
   PetscCall(MatMultAdd(C, x, y, y));
   PetscCall(Compare(y, yref, "MatMultAdd in place", config, tol, nfail));
+
+  PetscCall(MatGetSize(A, &M, &N));
+  if (M == N) {
+    PetscCall(MatGetDiagonal(A, yref));
+    PetscCall(Poison(y));
+    PetscCall(MatGetDiagonal(C, y));
+    PetscCall(Compare(y, yref, "MatGetDiagonal", config, tol, nfail));
+  }
 
   if (!transpose) goto done;
   PetscCall(MatMultTranspose(A, yt, yreft));

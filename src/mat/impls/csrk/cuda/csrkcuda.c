@@ -129,6 +129,30 @@ static PetscErrorCode MatMultTransposeAdd_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatGetDiagonal() on the device when v lives there (Jacobi preconditioners call it at every set-up) */
+static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
+{
+  CSRKDevice       *d;
+  MatCSRKStructure *st;
+  PetscScalar      *a;
+  PetscMemType      mt;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayWriteAndMemType(v, &a, &mt));
+  if (!PetscMemTypeDevice(mt)) {
+    const struct _MatOps *base;
+
+    PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
+    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
+    PetscCall((*base->getdiagonal)(A, v));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatSeqCSRKCUDAGetDevice(A, &d, &st));
+  PetscCall(MatCSRKCUDADeviceGetDiagonal(d, st, a));
+  PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatBindToCPU(): the products of MATSEQCSRK (OpenMP) or those of the device */
 static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
 {
@@ -141,6 +165,7 @@ static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
   A->ops->multadd              = flg ? MatMultAdd_SeqCSRK : MatMultAdd_SeqCSRKCUDA;
   A->ops->multtranspose        = flg ? base->multtranspose : MatMultTranspose_SeqCSRKCUDA;
   A->ops->multtransposeadd     = flg ? base->multtransposeadd : MatMultTransposeAdd_SeqCSRKCUDA;
+  A->ops->getdiagonal          = flg ? base->getdiagonal : MatGetDiagonal_SeqCSRKCUDA;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -24,6 +24,9 @@ typedef struct {
   CSRKIdx     *sliceptr, *scol, *spos;  /* sliced kernel: super-row s stored column by column from sliceptr[s] (padded to its */
   PetscScalar *sval;                     /* longest row); spos[q]: position of CSR entry q there, for value refreshes */
   PetscInt     pnnz;                     /* padded entries of the sliced storage */
+  CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
+  PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
+  CSRKIdx     *diagpos;                           /* per row: position of the diagonal entry in val, -1 if none */
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
   size_t       bytes, tbytes;
@@ -33,6 +36,7 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *, co
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, const MatCSRKStructure *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
 

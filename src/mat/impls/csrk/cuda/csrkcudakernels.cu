@@ -179,6 +179,11 @@ __global__ void CSRKPlaceValuesKernel(PetscInt n, const CSRKIdx *__restrict__ po
   for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) w[pos[i]] = v[i];
 }
 
+__global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ diagpos, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ val, PetscScalar *__restrict__ y)
+{
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < m; i += (PetscInt)blockDim.x * gridDim.x) y[perm ? perm[i] : i] = diagpos[i] >= 0 ? val[diagpos[i]] : (PetscScalar)0.0;
+}
+
 static inline unsigned CSRKGrid(PetscInt n)
 {
   return (unsigned)PetscMax(1, PetscMin((n + 255) / 256, 65535 * 4));
@@ -233,6 +238,11 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->scol);
   CSRKCudaFree(d->spos);
   CSRKCudaFree(d->sval);
+  CSRKCudaFree(d->crows);
+  CSRKCudaFree(d->crowptr);
+  CSRKCudaFree(d->cunitptr);
+  CSRKCudaFree(d->csrptr);
+  CSRKCudaFree(d->diagpos);
   PetscCall(CSRKDeviceFreeTranspose(d));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -372,6 +382,45 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
+
+/* Launch grouping over the non-empty rows of a natural-order block in which most rows are empty (the off-process
+   block of an MPI matrix: only rows next to other processes' rows have entries there). The CSR arrays stay as they
+   are: the entries of consecutive non-empty rows are contiguous, so row i of the grouping spans
+   [rowptr[crows[i]], rowptr[crows[i + 1]]) and the kernels write through crows as through a row permutation. */
+static PetscErrorCode CSRKBuildCompressed(CSRKDevice *d, const MatCSRKStructure *st, size_t *bytes)
+{
+  CSRKIdx       *rows, *rp, *u, *srp;
+  PetscInt       nc = 0;
+  const PetscInt per = CSRK_COMPRESSED_ROWS_PER_BLOCK;
+  PetscReal      mean;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(PetscMax(st->nonzerorows, 1), &rows, st->nonzerorows + 1, &rp));
+  for (PetscInt r = 0; r < st->m; r++)
+    if (st->rowptr[r + 1] > st->rowptr[r] && nc < st->nonzerorows) {
+      rows[nc] = (CSRKIdx)r;
+      rp[nc++] = st->rowptr[r];
+    }
+  rp[nc]     = st->rowptr[st->m];
+  d->nc      = nc;
+  d->cnunits = (nc + per - 1) / per;
+  mean       = nc ? (PetscReal)st->nnz / nc : 0;
+  d->cwidth  = mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
+  PetscCall(PetscMalloc2(d->cnunits + 1, &u, d->cnunits + 1, &srp));
+  for (PetscInt i = 0; i <= d->cnunits; i++) {
+    u[i]   = (CSRKIdx)i;
+    srp[i] = (CSRKIdx)PetscMin(i * per, nc);
+  }
+  PetscCall(CSRKUpload(&d->crows, rows, nc, bytes));
+  PetscCall(CSRKUpload(&d->crowptr, rp, nc + 1, bytes));
+  PetscCall(CSRKUpload(&d->cunitptr, u, d->cnunits + 1, bytes));
+  PetscCall(CSRKUpload(&d->csrptr, srp, d->cnunits + 1, bytes));
+  PetscCall(PetscFree2(rows, rp));
+  PetscCall(PetscFree2(u, srp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKCUDADeviceUpload - uploads the structure (all = true) or only the values of the host structure st
 */
@@ -429,6 +478,7 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
   else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
+  if (!st->perm && d->kernel != MAT_CSRK_CUDA_KERNEL_SLICED && st->m >= 1024 && 2 * st->nonzerorows <= st->m) PetscCall(CSRKBuildCompressed(d, st, &bytes));
   if (d->longlen < CSRK_IDX_MAX) {
     CSRKIdx *rows;
     PetscCall(PetscMalloc1(st->m, &rows));
@@ -491,6 +541,22 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
 
   PetscFunctionBegin;
   PetscCall(CSRKGetStream(&stream));
+  if (d->crows) {
+    /* the empty rows get z (or 0), then the non-empty ones add their products in place */
+    CSRKDevice c = *d;
+    if (!z) PetscCallCUDA(cudaMemsetAsync(y, 0, sizeof(PetscScalar) * d->m, stream));
+    else if (z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, sizeof(PetscScalar) * d->m, cudaMemcpyDeviceToDevice, stream));
+    c.kernel  = d->cwidth == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
+    c.width   = d->cwidth;
+    c.bx      = d->cwidth == 1 ? CSRK_COMPRESSED_ROWS_PER_BLOCK : (unsigned)d->cwidth;
+    c.by      = d->cwidth == 1 ? 1 : (unsigned)PetscMax(1, 256 / d->cwidth);
+    c.bz      = 1;
+    c.nunits  = d->cnunits;
+    c.nlong   = 0;
+    c.longlen = CSRK_IDX_MAX;
+    PetscCall(CSRKLaunch(&c, d->cunitptr, d->csrptr, d->crowptr, d->colidx, d->val, d->crows, x, y, y, stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (d->xwork) {
     CSRKGatherKernel<<<CSRKGrid(d->n), 256, 0, stream>>>(d->n, d->perm, x, d->xwork);
     PetscCallCUDA(cudaGetLastError());
@@ -580,6 +646,42 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
   t.nunits   = d->tnunits;
   /* renumbered: y[perm[c]] = z[perm[c]] + (S^T xp)[c], the same scatter as the forward product */
   PetscCall(CSRKLaunch(&t, d->tunitptr, d->tsrptr, d->trowptr, d->tcolidx, d->tval, d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? d->perm : NULL, x, z, y, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDADeviceGetDiagonal - v = diag(A) in the user's ordering (v a device array of m entries); the positions
+   of the diagonal entries are found on the host once per structure, the values are read from the device copy
+*/
+PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, const MatCSRKStructure *st, PetscScalar *v)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (!d->diagpos) {
+    CSRKIdx *pos;
+    size_t   bytes = 0;
+
+    PetscCall(PetscMalloc1(PetscMax(st->m, 1), &pos));
+    for (PetscInt i = 0; i < st->m; i++) {
+      /* the diagonal entry of user row perm[i]: column i when the columns are renumbered too, perm[i] with rowperm */
+      const CSRKIdx target = (st->perm && st->layout == MAT_CSRK_LAYOUT_ROWPERM) ? st->perm[i] : (CSRKIdx)i;
+      pos[i]               = -1;
+      for (CSRKIdx q = st->rowptr[i]; q < st->rowptr[i + 1]; q++)
+        if (st->colidx[q] == target) {
+          pos[i] = q;
+          break;
+        }
+    }
+    PetscCall(CSRKUpload(&d->diagpos, pos, st->m, &bytes));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+    PetscCall(PetscFree(pos));
+  }
+  PetscCall(CSRKGetStream(&stream));
+  if (st->m) {
+    CSRKDiagonalKernel<<<CSRKGrid(st->m), 256, 0, stream>>>(st->m, d->diagpos, d->perm, d->val, v);
+    PetscCallCUDA(cudaGetLastError());
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
