@@ -32,7 +32,7 @@
    MatCSRKOrdering - ordering applied to the rows (and columns) of the local diagonal block before the CSR-k structure is built
 
 $  MAT_CSRK_ORDERING_NATURAL - keep the user's ordering
-$  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee from PETSc's MatGetOrdering()
+$  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee (George-Liu start nodes, as PETSc's MatGetOrdering() RCM), computed on the matrix's own rows in O(nonzeros)
 $  MAT_CSRK_ORDERING_BANDK   - Band-k: METIS coarsening into super-rows (and super-super-rows), weighted RCM of each coarse level
 $  MAT_CSRK_ORDERING_AUTO    - (default) RCM when the user's ordering is far from banded (mean |i-j| > rows/16), else natural
 

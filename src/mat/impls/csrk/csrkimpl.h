@@ -56,7 +56,7 @@ typedef struct {
   /* statistics */
   PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
   PetscInt        bw_before, bw_after;
-  PetscLogDouble  build_time;
+  PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;
 } MatCSRKStructure;
 
@@ -95,7 +95,7 @@ PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, 
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
 
 /* ordering */
-PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
+PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 
 /* structure */

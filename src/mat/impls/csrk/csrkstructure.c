@@ -102,52 +102,122 @@ static PetscErrorCode CSRKChunk(PetscInt n, PetscInt size, PetscInt nb, const Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Copies column indices and values of the user's CSR into the internal order, each thread touching the rows it will
-   later multiply: this places the pages where the kernel reads them. */
-static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
+/* The super-rows (and super-super-rows) of st->k, st->sr_size, st->ssr_size, cut inside the ngroups groups of rows
+   groupptr[] (replacing those there were) */
+static PetscErrorCode CSRKLevels(MatCSRKStructure *st, PetscInt ngroups, const PetscInt *groupptr)
 {
   PetscFunctionBegin;
-#if defined(_OPENMP)
-  #pragma omp parallel num_threads((int)st->nthreads)
-#endif
-  {
-    PetscInt t = 0, r0, r1, r;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
-    for (r = r0; r < r1; r++) {
-      const PetscInt  src = st->perm ? st->perm[r] : r, len = ai[src + 1] - ai[src];
-      const PetscInt *cj  = aj + ai[src];
-      const CSRKIdx   dst = st->rowptr[r];
-      PetscInt        q;
-      if (st->srcptr) st->srcptr[r] = (CSRKIdx)ai[src];
-      for (q = 0; q < len; q++) st->val[dst + q] = aa[ai[src] + q];
-      if (iperm)
-        for (q = 0; q < len; q++) st->colidx[dst + q] = iperm[cj[q]];
-      else
-        for (q = 0; q < len; q++) st->colidx[dst + q] = (CSRKIdx)cj[q];
-      if (st->xwork) st->xwork[r] = 0.0;
+  PetscCall(PetscFree(st->srptr));
+  PetscCall(PetscFree(st->ssrptr));
+  st->nssr = 0;
+  PetscCall(CSRKChunk(st->m, st->sr_size, ngroups, groupptr, &st->nsr, &st->srptr));
+  if (st->k == 3) {
+    /* the group boundaries in super-row numbers */
+    PetscInt *sg;
+    PetscCall(PetscMalloc1(ngroups + 1, &sg));
+    for (PetscInt g = 0, s = 0; g <= ngroups; g++) {
+      while (s < st->nsr && st->srptr[s] < groupptr[g]) s++;
+      sg[g] = s;
     }
+    PetscCall(CSRKChunk(st->nsr, st->ssr_size, ngroups, sg, &st->nssr, &st->ssrptr));
+    PetscCall(PetscFree(sg));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Bandwidth max|i-j| (in the internal numbering when perm is given) and, optionally, the mean |i-j| */
-static PetscInt CSRKBandwidth(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm, PetscReal *mean)
+/* Rows ahead that a gather of whole rows from random places prefetches: about 4 KiB of values */
+static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
 {
-  PetscInt  bw = 0, r;
-  PetscReal sum = 0;
-  for (r = 0; r < m; r++) {
-    const PetscInt src = perm ? perm[r] : r, row = iperm ? r : src;
-    for (PetscInt q = ai[src]; q < ai[src + 1]; q++) {
-      const PetscInt d = PetscAbsInt(row - (iperm ? iperm[aj[q]] : aj[q]));
-      bw               = PetscMax(bw, d);
-      sum += (PetscReal)d;
+  const PetscInt rowbytes = (PetscInt)sizeof(PetscScalar) * (st->nnz / PetscMax(st->m, 1) + 1);
+  return PetscMax(4, PetscMin(64, 4096 / rowbytes));
+}
+
+/* Copies column indices and values of the user's CSR into the internal order, each thread touching the rows it will
+   later multiply: this places the pages where the kernel reads them. Reordered rows come from random places: their
+   row pointers, then their entries, then the new numbers of their columns are prefetched some rows ahead. Also saves
+   the start of each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the
+   internal number of each user's row, NULL for the natural ordering; renumber: the stored column indices are iperm[]
+   of the user's). */
+static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm, PetscBool renumber)
+{
+  const PetscInt ahead = CSRKPrefetchRows(st);
+  PetscInt       bw    = 0;
+
+  PetscFunctionBegin;
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads) reduction(max : bw)
+#endif
+  {
+    PetscInt                t = 0, r0, r1;
+    const CSRKIdx *restrict perm = st->perm, *restrict rp = st->rowptr;
+    CSRKIdx *restrict       cj = st->colidx, *restrict sp = st->srcptr;
+    PetscScalar *restrict   v = st->val, *restrict xw = st->xwork;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    if (!perm) {
+      memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0]));
+      for (CSRKIdx q = rp[r0]; q < rp[r1]; q++) cj[q] = (CSRKIdx)aj[q];
+    } else {
+      for (PetscInt r = r0; r < r1; r++) {
+        const PetscInt  s = ai[perm[r]], len = rp[r + 1] - rp[r];
+        const PetscInt *sj  = aj + s;
+        const CSRKIdx   dst = rp[r];
+        if (r + 2 * ahead < r1) __builtin_prefetch(ai + perm[r + 2 * ahead]);
+        if (r + ahead < r1) {
+          const PetscInt na = ai[perm[r + ahead]], nlen = rp[r + ahead + 1] - rp[r + ahead];
+          for (PetscInt q = 0; q < nlen; q += 8) __builtin_prefetch(aa + na + q);
+          for (PetscInt q = 0; q < nlen; q += 64 / (PetscInt)sizeof(PetscInt)) __builtin_prefetch(aj + na + q);
+          __builtin_prefetch(aa + na + nlen - 1);
+          __builtin_prefetch(aj + na + nlen - 1);
+        }
+        if (r + ahead / 2 < r1) {
+          const PetscInt nb = ai[perm[r + ahead / 2]], blen = rp[r + ahead / 2 + 1] - rp[r + ahead / 2];
+          for (PetscInt q = 0; q < blen; q++) __builtin_prefetch(iperm + aj[nb + q]);
+        }
+        sp[r] = (CSRKIdx)s;
+        for (PetscInt q = 0; q < len; q++) v[dst + q] = aa[s + q];
+        if (renumber)
+          for (PetscInt q = 0; q < len; q++) {
+            const CSRKIdx c = iperm[sj[q]];
+            cj[dst + q]     = c;
+            bw              = PetscMax(bw, PetscAbsInt(r - (PetscInt)c));
+          }
+        else
+          for (PetscInt q = 0; q < len; q++) {
+            cj[dst + q] = (CSRKIdx)sj[q];
+            bw          = PetscMax(bw, PetscAbsInt(r - (PetscInt)iperm[sj[q]]));
+          }
+        if (xw) xw[r] = 0.0;
+      }
     }
   }
-  if (mean) *mean = sum / (PetscReal)PetscMax(ai[m], 1);
-  return bw;
+  st->bw_after = st->perm ? bw : st->bw_before;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
+static void CSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscInt nthreads, PetscInt *bw, PetscReal *mean)
+{
+  PetscReal sum = 0;
+  PetscInt  b   = 0;
+
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads((int)nthreads) schedule(static) reduction(+ : sum) reduction(max : b)
+#endif
+  for (PetscInt r = 0; r < m; r++) {
+    PetscInt s = 0; /* the row's sum fits: |i-j| < 2^31 / nnz per row on CSR-k blocks (32-bit local indices) */
+    for (PetscInt q = ai[r]; q < ai[r + 1]; q++) {
+      const PetscInt d = PetscAbsInt(r - aj[q]);
+      s += d;
+      b = PetscMax(b, d);
+    }
+    sum += (PetscReal)s;
+  }
+  (void)nthreads;
+  *bw   = b;
+  *mean = sum / (PetscReal)PetscMax(ai[m], 1);
 }
 
 /*
@@ -161,7 +231,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscMemType      mtype;
   PetscInt          m, n, bs, r, *perm = NULL, ngroups = 0, *groupptr = NULL;
   CSRKIdx          *iperm = NULL;
-  PetscLogDouble    t0, t1;
+  PetscLogDouble    t0, to, tf, t1;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
@@ -178,8 +248,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   st->k        = opt->k;
   st->layout   = opt->layout;
   st->ordering = opt->ordering;
+  st->nthreads  = opt->nthreads > 0 ? opt->nthreads : CSRKDefaultThreads();
   st->bw_before = -1;
-  st->nthreads = opt->nthreads > 0 ? opt->nthreads : CSRKDefaultThreads();
   /* below this size, starting a parallel region costs more than the product */
   if (opt->nthreads <= 0 && ai[m] < 20000) st->nthreads = 1;
   if (m != n && st->ordering != MAT_CSRK_ORDERING_NATURAL) {
@@ -190,7 +260,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it with
        RCM, which measured faster to build and to multiply than Band-k on this path (docs/design.md) */
     PetscReal dist;
-    st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL, &dist);
+    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
     st->ordering = dist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
   }
@@ -200,10 +270,16 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
 
+  if (st->bw_before < 0) {
+    PetscReal dist;
+    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
+  }
+
   /* ordering; Band-k also gives groups that the super-rows must not cross */
+  PetscCall(PetscTime(&to));
   if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) {
     PetscCall(PetscLogEventBegin(MAT_CSRKOrder, A, 0, 0, 0));
-    PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), &perm, &ngroups, &groupptr));
+    PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), st->nthreads, &perm, &ngroups, &groupptr));
     PetscCall(PetscLogEventEnd(MAT_CSRKOrder, A, 0, 0, 0));
   }
   if (!groupptr) {
@@ -216,33 +292,39 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (perm) {
     PetscCall(PetscMalloc1(m, &st->perm));
     PetscCall(PetscMalloc1(m, &iperm));
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads((int)st->nthreads) schedule(static)
+#endif
     for (r = 0; r < m; r++) {
       st->perm[r]    = (CSRKIdx)perm[r];
       iperm[perm[r]] = (CSRKIdx)r;
     }
     PetscCall(PetscFree(perm));
   }
-  PetscCall(CSRKChunk(m, st->sr_size, ngroups, groupptr, &st->nsr, &st->srptr));
-  if (st->k == 3) {
-    /* the group boundaries in super-row numbers */
-    PetscInt *sg;
-    PetscCall(PetscMalloc1(ngroups + 1, &sg));
-    for (PetscInt g = 0, s = 0; g <= ngroups; g++) {
-      while (s < st->nsr && st->srptr[s] < groupptr[g]) s++;
-      sg[g] = s;
-    }
-    PetscCall(CSRKChunk(st->nsr, st->ssr_size, ngroups, sg, &st->nssr, &st->ssrptr));
-    PetscCall(PetscFree(sg));
-  }
-  PetscCall(PetscFree(groupptr));
+  PetscCall(PetscTime(&tf));
+  PetscCall(CSRKLevels(st, ngroups, groupptr));
 
   /* row pointers in the internal order */
   PetscCall(PetscMalloc1(m + 1, &st->rowptr));
   st->rowptr[0] = 0;
-  for (r = 0; r < m; r++) {
-    const PetscInt src = st->perm ? st->perm[r] : r;
-    st->rowptr[r + 1]  = st->rowptr[r] + (CSRKIdx)(ai[src + 1] - ai[src]);
-    if (ai[src + 1] > ai[src]) st->nonzerorows++;
+  if (st->perm) {
+    PetscInt nzr = 0;
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads((int)st->nthreads) schedule(static) reduction(+ : nzr)
+#endif
+    for (r = 0; r < m; r++) {
+      const PetscInt src = st->perm[r];
+      if (r + 32 < m) __builtin_prefetch(ai + st->perm[r + 32]);
+      st->rowptr[r + 1] = (CSRKIdx)(ai[src + 1] - ai[src]);
+      nzr += st->rowptr[r + 1] > 0;
+    }
+    for (r = 0; r < m; r++) st->rowptr[r + 1] += st->rowptr[r];
+    st->nonzerorows = nzr;
+  } else {
+    for (r = 0; r < m; r++) {
+      st->rowptr[r + 1] = (CSRKIdx)ai[r + 1];
+      st->nonzerorows += ai[r + 1] > ai[r];
+    }
   }
   PetscCall(CSRKPartitionThreads(st));
 
@@ -251,11 +333,12 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(PetscMalloc1(st->nnz, &st->val));
   if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
   if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
-  PetscCall(CSRKFill(st, ai, aj, aa, st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? iperm : NULL));
-
-  if (st->bw_before < 0) st->bw_before = CSRKBandwidth(m, ai, aj, NULL, NULL, NULL); /* unless auto measured it */
-  st->bw_after = st->perm ? CSRKBandwidth(m, ai, aj, st->perm, iperm, NULL) : st->bw_before;
+  PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
   PetscCall(PetscFree(iperm));
+  PetscCall(PetscTime(&t1));
+  st->order_time = tf - to;
+  st->fill_time  = t1 - tf;
+  PetscCall(PetscFree(groupptr));
   st->bytes = (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1 + st->nsr + 1) * sizeof(CSRKIdx);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -264,17 +347,10 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   st->build_time = t1 - t0;
-  PetscCall(PetscInfo(A, "CSR-%" PetscInt_FMT " built: %" PetscInt_FMT " rows, %" PetscInt_FMT " super-rows, %" PetscInt_FMT " super-super-rows, ordering %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", %d threads, %g s\n", st->k, m, st->nsr, st->nssr,
-                      MatCSRKOrderings[st->ordering], st->bw_before, st->bw_after, (int)st->nthreads, st->build_time));
+  PetscCall(PetscInfo(A, "CSR-%" PetscInt_FMT " built: %" PetscInt_FMT " rows, %" PetscInt_FMT " super-rows, %" PetscInt_FMT " super-super-rows, ordering %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", %d threads, %g s (ordering %g s, arrays %g s)\n", st->k, m, st->nsr,
+                      st->nssr, MatCSRKOrderings[st->ordering], st->bw_before, st->bw_after, (int)st->nthreads, st->build_time, st->order_time, st->fill_time));
   *out = st;
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Rows ahead that a gather of whole rows from random places prefetches: about 4 KiB of values */
-static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
-{
-  const PetscInt rowbytes = (PetscInt)sizeof(PetscScalar) * (st->nnz / PetscMax(st->m, 1) + 1);
-  return PetscMax(4, PetscMin(64, 4096 / rowbytes));
 }
 
 /* Same pattern, new values: a gather into the internal order, each thread its own rows (those it multiplies and

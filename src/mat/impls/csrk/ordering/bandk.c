@@ -1,26 +1,53 @@
 /*
-   Orderings for CSR-k: RCM (PETSc's own MatGetOrdering) and Band-k.
+   Orderings for CSR-k: RCM and Band-k.
+
+   RCM: reverse Cuthill-McKee on the node graph (the blocks when the block size is > 1), in O(nonzeros): for a
+   structurally symmetric matrix directly on the matrix's own row arrays (a one-pass test tells it), otherwise on the
+   pattern plus its transpose. Same rules as PETSc's (SPARSPAK's) genrcm: pseudo-peripheral start nodes (George-Liu),
+   neighbours by increasing degree, components in the order of their lowest node.
 
    Band-k: the symmetrized graph of the matrix (of its blocks when the block size is > 1) is coarsened by
    METIS into groups of consecutive rows sized to the cache (tuning.c); the group graph, weighted by the
    number of fine edges between groups, is ordered by a weighted Cuthill-McKee (heaviest connection first),
-   reversed; the ordering is expanded with the rows of each group in the fine RCM order (PETSc's). The
+   reversed; the ordering is expanded with the rows of each group in the fine RCM order. The
    structure build cuts the super-rows (and super-super-rows) inside the groups, so that each level of
    CSR-k is a contiguous, connected piece of the graph.
 */
 #include "../csrkimpl.h"
 #include <metis.h>
+#if defined(_OPENMP)
+  #include <omp.h>
+#endif
 
+#if PETSC_VERSION_LT(3, 22, 0)
+  #define CSRK_INT_MAX PETSC_MAX_INT
+#else
+  #define CSRK_INT_MAX PETSC_INT_MAX
+#endif
+
+/* A node graph. Its adjacency is symmetric. It may be the matrix's own row arrays (mat set, from MatGetRowIJ(), so
+   with the diagonal as self loops), which is why the graph algorithms skip self loops and take the nodes whose row
+   is longer than maxdeg (a dense row and column) as isolated. */
 typedef struct {
   PetscInt  n;
-  PetscInt *xadj, *adj, *w; /* CSR adjacency without self loops; w: edge weights or NULL */
+  PetscInt *xadj, *adj, *w; /* CSR adjacency; w: edge weights or NULL */
+  PetscInt  maxdeg;         /* longer rows are dense nodes: no edges followed to or from them */
+  Mat       mat;            /* xadj and adj belong to this matrix (restored by CSRKGraphDestroy()); NULL: owned */
 } CSRKGraph;
 
 static PetscErrorCode CSRKGraphDestroy(CSRKGraph *g)
 {
   PetscFunctionBegin;
-  PetscCall(PetscFree(g->xadj));
-  PetscCall(PetscFree(g->adj));
+  if (g->mat) {
+    PetscInt  n;
+    PetscBool done;
+    PetscCall(MatRestoreRowIJ(g->mat, 0, PETSC_FALSE, PETSC_FALSE, &n, (const PetscInt **)&g->xadj, (const PetscInt **)&g->adj, &done));
+    g->mat  = NULL;
+    g->xadj = g->adj = NULL;
+  } else {
+    PetscCall(PetscFree(g->xadj));
+    PetscCall(PetscFree(g->adj));
+  }
   PetscCall(PetscFree(g->w));
   g->n = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -80,103 +107,355 @@ static PetscErrorCode CSRKGraphContract(const CSRKGraph *g, const PetscInt *grou
       }
     }
   }
-  c->n = ngroups;
+  c->n      = ngroups;
+  c->maxdeg = CSRK_INT_MAX;
+  c->mat    = NULL;
   PetscCall(PetscFree2(mark, pos));
   PetscCall(PetscFree(gptr));
   PetscCall(PetscFree(gnodes));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Symmetrized graph of the (bs x bs block) pattern of A, without self loops. Nodes of very high degree (a dense row
-   or column) lose their edges: they would make every level of a breadth-first search contain almost everything
-   (and PETSc's RCM sorts a node's neighbours by insertion, quadratic in its degree); they end up isolated and are
-   placed as such. */
-static PetscErrorCode CSRKGraphFromMat(Mat A, PetscInt bs, CSRKGraph *g)
+/* Two cheap hashes of a node number (multiply, xor-shift) */
+static inline uint64_t CSRKHashA(uint64_t v)
 {
-  const PetscInt *ia, *ja;
-  PetscInt        m, nn, r, *deg, *fill, total = 0, thresh;
-  PetscBool       done, *dense;
-  CSRKGraph       dup;
-  PetscInt       *ident;
+  v = (v + 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+  return v ^ (v >> 31);
+}
+static inline uint64_t CSRKHashB(uint64_t v)
+{
+  v = (v + 0x632be59bd9b4e019ULL) * 0x94d049bb133111ebULL;
+  return v ^ (v >> 29);
+}
+
+/* Whether the pattern of n rows (columns < n, no duplicate entries) is structurally symmetric, in one pass and
+   without a transpose: the sum over the entries (u,v) of a(u) b(v) equals that over the transposed entries for two
+   hashes a, b of the node numbers (mod 2^64). A nonsymmetric pattern passes by chance with a probability of about
+   2^-58, and would then only get a worse ordering, never a wrong one. Also tells whether the rows are sorted. */
+static void CSRKPatternSymmetric(PetscInt n, const PetscInt *xadj, const PetscInt *adj, int nthreads, PetscBool *sym, PetscBool *sorted)
+{
+  uint64_t s1 = 0, s2 = 0;
+  PetscInt unsorted = 0;
+
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads(nthreads) schedule(static) reduction(+ : s1, s2, unsorted)
+#endif
+  for (PetscInt u = 0; u < n; u++) {
+    uint64_t sa = 0, sb = 0;
+    for (PetscInt q = xadj[u]; q < xadj[u + 1]; q++) {
+      sa += CSRKHashA((uint64_t)adj[q]);
+      sb += CSRKHashB((uint64_t)adj[q]);
+    }
+    for (PetscInt q = xadj[u] + 1; q < xadj[u + 1]; q++) unsorted += adj[q] <= adj[q - 1];
+    s1 += CSRKHashA((uint64_t)u) * sb;
+    s2 += CSRKHashB((uint64_t)u) * sa;
+  }
+  (void)nthreads;
+  *sym    = (PetscBool)(s1 == s2);
+  *sorted = (PetscBool)!unsorted;
+}
+
+/* The graph of the bs x bs blocks of the pattern (rows sorted, no self loops). Fails (*ok false) when the pattern is
+   not made of blocks, i.e. storing it by blocks would take more than twice its entries: a matrix renumbered row by
+   row keeps its block size, not its blocks. */
+static PetscErrorCode CSRKBlockPattern(PetscInt m, const PetscInt *ia, const PetscInt *ja, PetscInt bs, PetscInt **bxadj, PetscInt **badj, PetscBool *ok)
+{
+  const PetscInt nn = m / bs;
+  PetscInt      *mark, *xadj, *adj = NULL, blocks = 0;
 
   PetscFunctionBegin;
-  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "Cannot get the rows of the matrix for the ordering");
-  nn = m / bs;
-  PetscCall(PetscCalloc1(nn + 1, &deg));
-  PetscCall(PetscMalloc1(PetscMax(nn, 1), &dense));
-  /* degrees with duplicates, to find the dense nodes */
-  for (r = 0; r < m; r++)
-    for (PetscInt q = ia[r]; q < ia[r + 1]; q++) {
-      const PetscInt u = r / bs, v = ja[q] / bs;
-      if (u != v && v < nn) {
-        deg[u + 1]++;
-        deg[v + 1]++;
-        total += 2;
+  *bxadj = *badj = NULL;
+  PetscCall(PetscMalloc1(nn + 1, &xadj));
+  PetscCall(PetscMalloc1(PetscMax(nn, 1), &mark));
+  for (PetscInt u = 0; u < nn; u++) mark[u] = -1;
+  xadj[0] = 0;
+  for (PetscInt u = 0; u < nn; u++) {
+    PetscInt cnt = 0;
+    for (PetscInt q = ia[u * bs]; q < ia[(u + 1) * bs]; q++) {
+      const PetscInt v = ja[q] / bs;
+      if (v < nn && mark[v] != u) {
+        mark[v] = u;
+        blocks++;
+        cnt += (v != u);
       }
     }
-  thresh = PetscMax(1000, 16 * (total / PetscMax(nn, 1)) + 100);
-  for (r = 0; r < nn; r++) {
-    dense[r]   = (PetscBool)(deg[r + 1] > thresh);
-    deg[r + 1] = 0;
+    xadj[u + 1] = xadj[u] + cnt;
   }
-  /* graph with duplicates: every entry (u,v), u != v, as u->v and v->u */
-  for (r = 0; r < m; r++)
-    for (PetscInt q = ia[r]; q < ia[r + 1]; q++) {
-      const PetscInt u = r / bs, v = ja[q] / bs;
-      if (u != v && v < nn && !dense[u] && !dense[v]) {
-        deg[u + 1]++;
-        deg[v + 1]++;
+  *ok = (PetscBool)((PetscLogDouble)blocks * bs * bs <= 2.0 * (PetscLogDouble)ia[m]);
+  if (*ok) {
+    PetscCall(PetscMalloc1(PetscMax(xadj[nn], 1), &adj));
+    for (PetscInt u = 0; u < nn; u++) mark[u] = -1;
+    for (PetscInt u = 0; u < nn; u++) {
+      PetscInt  f = xadj[u];
+      PetscBool sorted = PETSC_TRUE;
+      for (PetscInt q = ia[u * bs]; q < ia[(u + 1) * bs]; q++) {
+        const PetscInt v = ja[q] / bs;
+        if (v < nn && mark[v] != u) {
+          mark[v] = u;
+          if (v == u) continue;
+          if (f > xadj[u] && adj[f - 1] > v) sorted = PETSC_FALSE;
+          adj[f++] = v;
+        }
       }
+      if (!sorted) PetscCall(PetscSortInt(xadj[u + 1] - xadj[u], adj + xadj[u]));
     }
-  for (r = 0; r < nn; r++) deg[r + 1] += deg[r];
-  dup.n    = nn;
-  dup.xadj = deg;
-  dup.w    = NULL;
-  PetscCall(PetscMalloc1(PetscMax(deg[nn], 1), &dup.adj));
-  PetscCall(PetscMalloc1(PetscMax(nn, 1), &fill));
-  for (r = 0; r < nn; r++) fill[r] = deg[r];
-  for (r = 0; r < m; r++)
-    for (PetscInt q = ia[r]; q < ia[r + 1]; q++) {
-      const PetscInt u = r / bs, v = ja[q] / bs;
-      if (u != v && v < nn && !dense[u] && !dense[v]) {
-        dup.adj[fill[u]++] = v;
-        dup.adj[fill[v]++] = u;
-      }
-    }
-  PetscCall(PetscFree(fill));
-  PetscCall(PetscFree(dense));
-  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
-  /* contracting by the identity removes the duplicates (their count becomes the weight, dropped here) */
-  PetscCall(PetscMalloc1(PetscMax(nn, 1), &ident));
-  for (r = 0; r < nn; r++) ident[r] = r;
-  PetscCall(CSRKGraphContract(&dup, ident, nn, g));
-  PetscCall(PetscFree(g->w));
-  for (r = 0; r < nn; r++) PetscCall(PetscSortInt(g->xadj[r + 1] - g->xadj[r], g->adj + g->xadj[r]));
-  PetscCall(PetscFree(ident));
-  PetscCall(CSRKGraphDestroy(&dup));
+    *bxadj = xadj;
+    *badj  = adj;
+  } else PetscCall(PetscFree(xadj));
+  PetscCall(PetscFree(mark));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Fine-level bandwidth-limiting order of the graph: PETSc's RCM (MatGetOrdering) on a pattern matrix of the graph */
-static PetscErrorCode CSRKGraphRCM(const CSRKGraph *g, PetscInt *order)
+/* Sorted merge of rows a (na entries) and b (nb) without duplicates, self loops (u) and dense nodes; writes to out
+   unless NULL; returns the count */
+static inline PetscInt CSRKMergeRow(PetscInt u, const PetscInt *a, PetscInt na, const PetscInt *b, PetscInt nb, const PetscBool *dense, PetscInt *out)
 {
-  Mat             G;
-  PetscScalar    *vals;
-  IS              rperm, cperm;
-  const PetscInt *idx;
+  PetscInt i = 0, j = 0, c = 0, v;
+
+  while (i < na || j < nb) {
+    if (j >= nb || (i < na && a[i] < b[j])) v = a[i++];
+    else if (i >= na || b[j] < a[i]) v = b[j++];
+    else {
+      v = a[i++];
+      j++;
+    }
+    if (v == u || (dense && dense[v])) continue;
+    if (out) out[c] = v;
+    c++;
+  }
+  return c;
+}
+
+/* A loop-free symmetric graph (owned arrays) from the pattern of n nodes (rows sorted, no duplicates): the pattern
+   when it is symmetric, else the pattern plus its transpose. Nodes of more than maxdeg neighbours (counted in the
+   pattern and its transpose, halved) lose their edges. */
+static PetscErrorCode CSRKGraphSymmetrize(PetscInt n, const PetscInt *xadj, const PetscInt *adj, PetscBool sym, PetscInt maxdeg, int nthreads, CSRKGraph *g)
+{
+  PetscInt  *txadj = NULL, *tadj = NULL, *fill, *gx, *ga, ndense = 0;
+  PetscBool *dense;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc1(PetscMax(g->xadj[g->n], 1), &vals));
-  PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, g->n, g->n, g->xadj, g->adj, vals, &G));
-  PetscCall(MatGetOrdering(G, MATORDERINGRCM, &rperm, &cperm));
-  PetscCall(ISGetIndices(rperm, &idx));
-  PetscCall(PetscArraycpy(order, idx, g->n));
-  PetscCall(ISRestoreIndices(rperm, &idx));
-  PetscCall(ISDestroy(&rperm));
-  PetscCall(ISDestroy(&cperm));
-  PetscCall(MatDestroy(&G));
-  PetscCall(PetscFree(vals));
+  if (!sym) {
+    /* the transpose, rows sorted since the rows of the pattern are visited in order */
+    PetscCall(PetscCalloc1(n + 1, &txadj));
+    for (PetscInt u = 0; u < n; u++)
+      for (PetscInt q = xadj[u]; q < xadj[u + 1]; q++) txadj[adj[q] + 1]++;
+    for (PetscInt u = 0; u < n; u++) txadj[u + 1] += txadj[u];
+    PetscCall(PetscMalloc1(PetscMax(txadj[n], 1), &tadj));
+    PetscCall(PetscMalloc1(PetscMax(n, 1), &fill));
+    PetscCall(PetscArraycpy(fill, txadj, n));
+    for (PetscInt u = 0; u < n; u++)
+      for (PetscInt q = xadj[u]; q < xadj[u + 1]; q++) tadj[fill[adj[q]]++] = u;
+    PetscCall(PetscFree(fill));
+  }
+  PetscCall(PetscMalloc1(PetscMax(n, 1), &dense));
+  for (PetscInt u = 0; u < n; u++) {
+    const PetscInt deg = sym ? xadj[u + 1] - xadj[u] : (xadj[u + 1] - xadj[u] + txadj[u + 1] - txadj[u] + 1) / 2;
+    dense[u]           = (PetscBool)(deg > maxdeg);
+    ndense += dense[u];
+  }
+  PetscCall(PetscMalloc1(n + 1, &gx));
+  gx[0] = 0;
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+  for (PetscInt u = 0; u < n; u++)
+    gx[u + 1] = dense[u] ? 0 : CSRKMergeRow(u, adj + xadj[u], xadj[u + 1] - xadj[u], tadj ? tadj + txadj[u] : NULL, tadj ? txadj[u + 1] - txadj[u] : 0, ndense ? dense : NULL, NULL);
+  for (PetscInt u = 0; u < n; u++) gx[u + 1] += gx[u];
+  PetscCall(PetscMalloc1(PetscMax(gx[n], 1), &ga));
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+  for (PetscInt u = 0; u < n; u++)
+    if (!dense[u]) (void)CSRKMergeRow(u, adj + xadj[u], xadj[u + 1] - xadj[u], tadj ? tadj + txadj[u] : NULL, tadj ? txadj[u + 1] - txadj[u] : 0, ndense ? dense : NULL, ga + gx[u]);
+  (void)nthreads;
+  PetscCall(PetscFree(dense));
+  PetscCall(PetscFree(txadj));
+  PetscCall(PetscFree(tadj));
+  g->n      = n;
+  g->xadj   = gx;
+  g->adj    = ga;
+  g->w      = NULL;
+  g->maxdeg = CSRK_INT_MAX;
+  g->mat    = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Rows sorted, duplicates dropped: a copy of a pattern some MatGetRowIJ() gave unsorted */
+static PetscErrorCode CSRKSortedPattern(PetscInt n, const PetscInt *xadj, const PetscInt *adj, PetscInt **sx, PetscInt **sa)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(n + 1, sx));
+  PetscCall(PetscMalloc1(PetscMax(xadj[n], 1), sa));
+  (*sx)[0] = 0;
+  for (PetscInt u = 0; u < n; u++) {
+    PetscInt len = xadj[u + 1] - xadj[u], *row = *sa + (*sx)[u];
+    PetscCall(PetscArraycpy(row, adj + xadj[u], len));
+    PetscCall(PetscSortRemoveDupsInt(&len, row));
+    (*sx)[u + 1] = (*sx)[u] + len;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The node graph of A for an ordering: nodes are the bs x bs blocks when A is made of them (*bsused = bs), else the
+   rows (*bsused = 1). With loops_ok and a structurally symmetric pattern of rows, the graph is the matrix's own row
+   arrays (no copy: diagonal as self loops, dense rows by their length); otherwise an owned, loop-free, symmetric graph
+   (the pattern plus its transpose when it is not symmetric) whose dense nodes have no edges. A dense node has more
+   than max(500, 16 d + 50) neighbours, d the mean: in a breadth-first search it would put almost every node in one
+   level.
+*/
+static PetscErrorCode CSRKGraphFromMat(Mat A, PetscInt bs, PetscBool loops_ok, int nthreads, CSRKGraph *g, PetscInt *bsused)
+{
+  const PetscInt *ia, *ja, *px, *pa;
+  PetscInt        m, n, *bx = NULL, *ba = NULL, *sx = NULL, *sa = NULL, maxdeg;
+  PetscBool       done, ok = PETSC_FALSE, sym, sorted, set, flg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(g, sizeof(*g)));
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "Cannot get the rows of the matrix for the ordering");
+  if (bs > 1 && m % bs == 0) PetscCall(CSRKBlockPattern(m, ia, ja, bs, &bx, &ba, &ok));
+  if (!ok) bs = 1;
+  *bsused = bs;
+  n       = m / bs;
+  px      = ok ? bx : ia;
+  pa      = ok ? ba : ja;
+  /* what PETSc knows saves the test (and wins over it: only the quality of the ordering depends on it) */
+  PetscCall(MatIsStructurallySymmetricKnown(A, &set, &flg));
+  if (set && flg && loops_ok) sym = sorted = PETSC_TRUE;
+  else {
+    CSRKPatternSymmetric(n, px, pa, nthreads, &sym, &sorted);
+    if (set) sym = flg;
+  }
+  maxdeg = PetscMax(500, 16 * (px[n] / PetscMax(n, 1)) + 50);
+  if (sym && loops_ok) {
+    g->n      = n;
+    g->xadj   = (PetscInt *)px;
+    g->adj    = (PetscInt *)pa;
+    g->maxdeg = maxdeg + (ok ? 0 : 1); /* the diagonal */
+    if (ok) bx = ba = NULL;            /* now the graph's */
+    else g->mat = A;
+  } else {
+    if (!sorted) {
+      PetscCall(CSRKSortedPattern(n, px, pa, &sx, &sa));
+      px = sx;
+      pa = sa;
+    }
+    PetscCall(CSRKGraphSymmetrize(n, px, pa, sym, maxdeg, nthreads, g));
+  }
+  PetscCall(PetscInfo(A, "Ordering graph: %" PetscInt_FMT " nodes (block size %" PetscInt_FMT "), pattern %s, %s\n", n, bs, sym ? "symmetric" : "not symmetric",
+                      g->mat ? "the matrix's own arrays" : (sym ? "copied without self loops" : "symmetrized")));
+  PetscCall(PetscFree(bx));
+  PetscCall(PetscFree(ba));
+  PetscCall(PetscFree(sx));
+  PetscCall(PetscFree(sa));
+  if (!g->mat) PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  PetscInt mark; /* last sweep that reached the node; 0: none yet; CSRK_INT_MAX: dense, never followed */
+  PetscInt deg;  /* neighbours (self loop included when the graph has it) */
+} CSRKNode;
+
+/* One Cuthill-McKee sweep from root over its component: order[0..*cnt) in breadth-first order, the neighbours of
+   each node queued by increasing degree (stable insertion sort: degrees are small); *depth levels after the root,
+   the last one starting at order[*last]. A neighbour is appended and the tail moves only when it is new (no branch
+   on the test). The row pointers, the rows and the neighbours' marks of the nodes a few places ahead in the queue are
+   prefetched: on a scrambled matrix each of them is a cache miss, and the queue ahead is known. */
+static void CSRKCMSweep(const CSRKGraph *g, CSRKNode *nd, PetscInt root, PetscInt stamp, PetscInt *order, PetscInt *cnt, PetscInt *depth, PetscInt *last)
+{
+  const PetscInt *xadj = g->xadj, *adj = g->adj;
+  PetscInt        head = 0, tail = 1, levelstart = 0, levelend = 1, d = 0;
+
+  order[0]      = root;
+  nd[root].mark = stamp;
+  while (head < tail) {
+    PetscInt v, first;
+    if (head == levelend) {
+      d++;
+      levelstart = levelend;
+      levelend   = tail;
+    }
+    if (head + 16 < tail) __builtin_prefetch(xadj + order[head + 16]);
+    if (head + 10 < tail) __builtin_prefetch(adj + xadj[order[head + 10]]);
+    if (head + 5 < tail) {
+      const PetscInt w = order[head + 5];
+      for (PetscInt q = xadj[w]; q < xadj[w + 1]; q++) __builtin_prefetch(nd + adj[q]);
+    }
+    v     = order[head++];
+    first = tail;
+    for (PetscInt q = xadj[v]; q < xadj[v + 1]; q++) {
+      const PetscInt u = adj[q], mu = nd[u].mark, isnew = mu < stamp;
+      order[tail] = u;
+      if (isnew) nd[u].mark = stamp;
+      tail += isnew;
+    }
+    for (PetscInt i = first + 1; i < tail; i++) {
+      const PetscInt u = order[i], du = nd[u].deg;
+      PetscInt       k;
+      for (k = i; k > first && nd[order[k - 1]].deg > du; k--) order[k] = order[k - 1];
+      order[k] = u;
+    }
+  }
+  *cnt   = tail;
+  *depth = d;
+  *last  = levelstart;
+}
+
+#define CSRK_RCM_MAX_SWEEPS 8
+
+/* Reverse Cuthill-McKee of g in O(edges x sweeps): order[k] = node placed at position k. Each connected component is
+   numbered from a pseudo-peripheral node (George-Liu): the first sweep starts at a node of smallest degree of the
+   component (components are taken by their node of smallest degree: a counting sort of the degrees), the next ones at
+   a node of smallest degree in the last level of the previous sweep, while the number of levels grows. Every sweep is
+   a Cuthill-McKee sweep, so the last one is the component's ordering, which is then reversed in place. On a grid the
+   first sweep starts at a corner and the second confirms the opposite corner: two sweeps. Dense nodes come first,
+   each alone. order has room for n + 1 nodes (the sweeps write one past their tail). */
+static PetscErrorCode CSRKGraphRCM(const CSRKGraph *g, PetscInt *order)
+{
+  const PetscInt n = g->n, nb = 64; /* degree buckets; larger degrees share the last one */
+  CSRKNode      *nd;
+  PetscInt       stamp = 0, pos = 0, nroots, *bydeg, cnt[64 + 1] = {0};
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(PetscMax(n, 1), &nd));
+  PetscCall(PetscMalloc1(PetscMax(n, 1), &bydeg));
+  for (PetscInt v = 0; v < n; v++) {
+    const PetscInt d = g->xadj[v + 1] - g->xadj[v];
+    nd[v].deg        = d;
+    nd[v].mark       = 0;
+    if (d > g->maxdeg) {
+      nd[v].mark   = CSRK_INT_MAX;
+      order[pos++] = v;
+    } else cnt[PetscMin(d, nb - 1) + 1]++;
+  }
+  for (PetscInt b = 0; b < nb; b++) cnt[b + 1] += cnt[b];
+  for (PetscInt v = 0; v < n; v++)
+    if (!nd[v].mark) bydeg[cnt[PetscMin(nd[v].deg, nb - 1)]++] = v;
+  nroots = n - pos;
+  for (PetscInt i = 0; i < nroots; i++) {
+    PetscInt root = bydeg[i], prev = -1, len, depth, last, *o = order + pos;
+    if (nd[root].mark) continue;
+    for (PetscInt sweep = 0;; sweep++) {
+      CSRKCMSweep(g, nd, root, ++stamp, o, &len, &depth, &last);
+      if (len == 1 || (sweep > 0 && depth <= prev) || sweep == CSRK_RCM_MAX_SWEEPS - 1) break;
+      prev = depth;
+      root = o[last];
+      for (PetscInt k = last + 1; k < len; k++)
+        if (nd[o[k]].deg < nd[root].deg) root = o[k];
+    }
+    for (PetscInt a = 0, b = len - 1; a < b; a++, b--) {
+      const PetscInt t = o[a];
+      o[a]             = o[b];
+      o[b]             = t;
+    }
+    pos += len;
+  }
+  PetscCheck(pos == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "RCM numbered %" PetscInt_FMT " of %" PetscInt_FMT " nodes", pos, n);
+  PetscCall(PetscFree(bydeg));
+  PetscCall(PetscFree(nd));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -348,7 +627,7 @@ static PetscErrorCode CSRKBandK(const CSRKGraph *g, PetscInt gnodes, PetscInt *n
   PetscInt  n = g->n, ng = 0, *part, *rank, *fine, *key;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc3(n, &part, n, &fine, n, &key));
+  PetscCall(PetscMalloc3(n, &part, n + 1, &fine, n, &key));
   PetscCall(CSRKGraphRCM(g, fine));
   PetscCall(CSRKMetisGroups(g, (n + gnodes - 1) / gnodes, part, &ng));
   PetscCall(CSRKGraphContract(g, part, ng, &c));
@@ -370,12 +649,14 @@ static PetscErrorCode CSRKBandK(const CSRKGraph *g, PetscInt gnodes, PetscInt *n
 
    Output: perm[r] = original row placed at position r (PetscMalloc'ed, NULL for the natural ordering); for Band-k
    also the row offsets of its groups (groupptr, ngroups+1 entries), inside which the structure build cuts the
-   super-rows and super-super-rows. With block size bs > 1 the rows of one block stay together.
+   super-rows and super-super-rows. With block size bs > 1 the rows of one block stay together when A is made of
+   such blocks. nthreads: OpenMP threads of the parallel passes (<= 0: the default).
 */
-PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt bs, PetscInt grouprows, PetscInt **perm, PetscInt *ngroups, PetscInt **groupptr)
+PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt bs, PetscInt grouprows, PetscInt nthreads, PetscInt **perm, PetscInt *ngroups, PetscInt **groupptr)
 {
   PetscInt  m, nn, *nodeorder;
   CSRKGraph g;
+  int       nt = 1;
 
   PetscFunctionBegin;
   *perm     = NULL;
@@ -383,10 +664,12 @@ PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt 
   *ngroups  = 0;
   PetscCall(MatGetLocalSize(A, &m, NULL));
   if (ordering == MAT_CSRK_ORDERING_NATURAL || m < 2) PetscFunctionReturn(PETSC_SUCCESS);
-  bs = (bs > 1 && m % bs == 0) ? bs : 1;
-  nn = m / bs;
-  PetscCall(PetscMalloc1(nn, &nodeorder));
-  PetscCall(CSRKGraphFromMat(A, bs, &g));
+#if defined(_OPENMP)
+  nt = nthreads > 0 ? (int)nthreads : omp_get_max_threads();
+#endif
+  PetscCall(CSRKGraphFromMat(A, bs, (PetscBool)(ordering == MAT_CSRK_ORDERING_RCM), nt, &g, &bs));
+  nn = g.n;
+  PetscCall(PetscMalloc1(nn + 1, &nodeorder));
   if (ordering == MAT_CSRK_ORDERING_RCM) PetscCall(CSRKGraphRCM(&g, nodeorder));
   else {
     PetscCall(CSRKBandK(&g, PetscMax(grouprows / bs, 1), nodeorder, ngroups, groupptr));
@@ -415,7 +698,7 @@ PetscErrorCode MatGetOrdering_BandK(Mat mat, MatOrderingType type, IS *row, IS *
   PetscCall(MatGetBlockSize(mat, &bs));
   PetscCall(MatGetInfo(mat, MAT_LOCAL, &info));
   nnz = (PetscInt)info.nz_used;
-  PetscCall(MatCSRKComputeOrdering(mat, MAT_CSRK_ORDERING_BANDK, bs, MatCSRKBandKGroupRows(m, nnz, bs, 1), &perm, &ngroups, &groupptr));
+  PetscCall(MatCSRKComputeOrdering(mat, MAT_CSRK_ORDERING_BANDK, bs, MatCSRKBandKGroupRows(m, nnz, bs, 1), 0, &perm, &ngroups, &groupptr));
   if (!perm) {
     PetscCall(PetscMalloc1(m, &perm));
     for (PetscInt r = 0; r < m; r++) perm[r] = r;
