@@ -26,7 +26,6 @@ typedef struct {
   PetscInt     pnnz;                     /* padded entries of the sliced storage */
   CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
-  CSRKIdx     *diagpos;                           /* per row: position of the diagonal entry in val, -1 if none */
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
   size_t       bytes, tbytes;

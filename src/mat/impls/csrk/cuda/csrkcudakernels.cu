@@ -179,9 +179,38 @@ __global__ void CSRKPlaceValuesKernel(PetscInt n, const CSRKIdx *__restrict__ po
   for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) w[pos[i]] = v[i];
 }
 
-__global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ diagpos, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ val, PetscScalar *__restrict__ y)
+/* diag(A) in the user's ordering by a scan of each stored row for its diagonal column: column i of internal row i
+   when the columns are renumbered with the rows (or not permuted), column perm[i] when only the rows are */
+__global__ void CSRKDiagonalKernel(PetscInt m, PetscBool rowperm, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, PetscScalar *__restrict__ y)
 {
-  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < m; i += (PetscInt)blockDim.x * gridDim.x) y[perm ? perm[i] : i] = diagpos[i] >= 0 ? val[diagpos[i]] : (PetscScalar)0.0;
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < m; i += (PetscInt)blockDim.x * gridDim.x) {
+    const CSRKIdx target = rowperm ? perm[i] : (CSRKIdx)i;
+    PetscScalar   v      = 0.0;
+    for (CSRKIdx q = rowptr[i]; q < rowptr[i + 1]; q++)
+      if (colidx[q] == target) {
+        v = val[q];
+        break;
+      }
+    y[perm ? perm[i] : i] = v;
+  }
+}
+
+/* the same over the sliced storage: a thread per row of each super-row */
+__global__ void CSRKSlicedDiagonalKernel(PetscInt nsr, PetscBool rowperm, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, PetscScalar *__restrict__ y)
+{
+  for (PetscInt s = blockIdx.x; s < nsr; s += gridDim.x) {
+    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0;
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx r = r0 + i, len = rowptr[r + 1] - rowptr[r], target = rowperm ? perm[r] : r;
+      PetscScalar   v = 0.0;
+      for (CSRKIdx j = 0, q = sliceptr[s] + i; j < len; j++, q += h)
+        if (scol[q] == target) {
+          v = sval[q];
+          break;
+        }
+      y[perm ? perm[r] : r] = v;
+    }
+  }
 }
 
 static inline unsigned CSRKGrid(PetscInt n)
@@ -242,7 +271,6 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->crowptr);
   CSRKCudaFree(d->cunitptr);
   CSRKCudaFree(d->csrptr);
-  CSRKCudaFree(d->diagpos);
   PetscCall(CSRKDeviceFreeTranspose(d));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -650,38 +678,19 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
 }
 
 /*
-   MatCSRKCUDADeviceGetDiagonal - v = diag(A) in the user's ordering (v a device array of m entries); the positions
-   of the diagonal entries are found on the host once per structure, the values are read from the device copy
+   MatCSRKCUDADeviceGetDiagonal - v = diag(A) in the user's ordering (v a device array of m entries), from the device copy
 */
 PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, const MatCSRKStructure *st, PetscScalar *v)
 {
-  cudaStream_t stream;
+  cudaStream_t    stream;
+  const PetscBool rowperm = (PetscBool)(st->perm && st->layout == MAT_CSRK_LAYOUT_ROWPERM);
 
   PetscFunctionBegin;
-  if (!d->diagpos) {
-    CSRKIdx *pos;
-    size_t   bytes = 0;
-
-    PetscCall(PetscMalloc1(PetscMax(st->m, 1), &pos));
-    for (PetscInt i = 0; i < st->m; i++) {
-      /* the diagonal entry of user row perm[i]: column i when the columns are renumbered too, perm[i] with rowperm */
-      const CSRKIdx target = (st->perm && st->layout == MAT_CSRK_LAYOUT_ROWPERM) ? st->perm[i] : (CSRKIdx)i;
-      pos[i]               = -1;
-      for (CSRKIdx q = st->rowptr[i]; q < st->rowptr[i + 1]; q++)
-        if (st->colidx[q] == target) {
-          pos[i] = q;
-          break;
-        }
-    }
-    PetscCall(CSRKUpload(&d->diagpos, pos, st->m, &bytes));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
-    PetscCall(PetscFree(pos));
-  }
+  if (!st->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  if (st->m) {
-    CSRKDiagonalKernel<<<CSRKGrid(st->m), 256, 0, stream>>>(st->m, d->diagpos, d->perm, d->val, v);
-    PetscCallCUDA(cudaGetLastError());
-  }
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) CSRKSlicedDiagonalKernel<<<(unsigned)PetscMin(st->nsr, 65535 * 16), 32, 0, stream>>>(st->nsr, rowperm, d->srptr, d->rowptr, d->sliceptr, d->scol, d->sval, d->perm, v);
+  else CSRKDiagonalKernel<<<CSRKGrid(st->m), 256, 0, stream>>>(st->m, rowperm, d->rowptr, d->colidx, d->val, d->perm, v);
+  PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
