@@ -153,12 +153,14 @@ esac
 case " $phases " in *" cpu "*)
   # the CPU types on the host: aij and sell with an MPI rank per core, csrk with one rank and a thread per core
   cores=$(nproc)
-  for p in $(echo "${CPU_PROBLEMS:-lap3d7:160,lap3d27:128,elasticity3d:90}" | tr , ' '); do
-    for perm in ${CPU_PERMUTE:-0}; do
-      echo "== CPU ${p%%:*} n=${p##*:} permute $perm on $cores cores"
-      OMP_NUM_THREADS=1 timeout 150 mpiexec -n "$cores" --bind-to core "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -permute "$perm" -types aij,sell -reps 50 -solve 0 -o "$out/cpu-ranks.csv" 2>&1 | grep -E "^(aij|sell|STREAM|type)"
-      OMP_NUM_THREADS=$cores OMP_PROC_BIND=close OMP_PLACES=cores timeout 200 mpiexec -n 1 --bind-to none "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -permute "$perm" -types "${CPU_TYPES:-aij,csrk}" -reps 50 -solve 0 -o "$out/cpu-threads.csv" 2>&1 | grep -E "^(aij|csrk|STREAM|type)"
-    done
+  # entries problem:n or problem:n:seed (a random symmetric permutation with that seed)
+  for p in $(echo "${CPU_PROBLEMS:-lap3d7:160,lap3d7:160:1,lap3d27:128,elasticity3d:72}" | tr , ' '); do
+    name=${p%%:*} rest=${p#*:} perm=-1
+    n=${rest%%:*}
+    [ "$rest" != "$n" ] && perm=${rest#*:}
+    echo "== CPU $name n=$n permute $perm on $cores cores"
+    OMP_NUM_THREADS=1 timeout 150 mpiexec -n "$cores" --bind-to core "$build/tutorials/bench" -problem "$name" -n "$n" -permute "$perm" -types aij,sell -reps 50 -solve 0 -o "$out/cpu-ranks.csv" 2>&1 | grep -E "^(aij|sell|STREAM|type)"
+    OMP_NUM_THREADS=$cores OMP_PROC_BIND=close OMP_PLACES=cores timeout 200 mpiexec -n 1 --bind-to none "$build/tutorials/bench" -problem "$name" -n "$n" -permute "$perm" -types "${CPU_TYPES:-aij,csrk}" -reps 50 -solve 0 -o "$out/cpu-threads.csv" 2>&1 | grep -E "^(aij|csrk|STREAM|type|  csrk)"
   done
   for f in ${CPU_FILES:-}; do
     echo "== CPU $f"
