@@ -71,6 +71,29 @@ typedef enum {
 PETSC_EXTERN const char *const MatCSRKLayouts[];
 
 /*E
+   MatCSRKTuning - how the CSR-k sizes (k, super-row size, super-super-row size) of the CPU kernels are chosen
+
+$  MAT_CSRK_TUNING_MODEL  - (default) the constant-time rule of docs/tuning.md
+$  MAT_CSRK_TUNING_SEARCH - at each structure build, a few candidate settings are timed on the matrix itself (a handful
+$                           of products each, on the same ordering and arrays) and the fastest is kept
+
+   Options Database Key:
+.  -mat_csrk_tune <model,search> - the tuning
+
+   Level: advanced
+
+   Note:
+   The GPU type (`MATCSRKCUDA`) always uses its model.
+
+.seealso: `MatCSRKSetTuning()`, `MATCSRK`, `MatCSRKSetSizes()`
+E*/
+typedef enum {
+  MAT_CSRK_TUNING_MODEL,
+  MAT_CSRK_TUNING_SEARCH
+} MatCSRKTuning;
+PETSC_EXTERN const char *const MatCSRKTunings[];
+
+/*E
    MatCSRKCUDAKernel - the SpMV kernel of `MATCSRKCUDA`
 
 $  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md)
@@ -120,6 +143,8 @@ typedef struct {
   PetscLogDouble  bytes;      /* memory held by the CSR-k structure in addition to the AIJ storage */
   PetscInt        nbuilds;    /* structure builds (ordering + pointers) so far */
   PetscInt        nrefresh;   /* value refreshes without a rebuild so far */
+  MatCSRKTuning   tuning;     /* how k and the sizes in effect were chosen (MAT_CSRK_TUNING_SEARCH: timed) */
+  PetscInt        ncandidates; /* settings timed by the search (0 with the model) */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);
@@ -132,6 +157,8 @@ PETSC_EXTERN PetscErrorCode MatCSRKGetOrdering(Mat, MatCSRKOrdering *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetLayout(Mat, MatCSRKLayout);
 PETSC_EXTERN PetscErrorCode MatCSRKGetLayout(Mat, MatCSRKLayout *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKSetTuning(Mat, MatCSRKTuning);
+PETSC_EXTERN PetscErrorCode MatCSRKGetTuning(Mat, MatCSRKTuning *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 

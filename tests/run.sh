@@ -53,6 +53,22 @@ run_error() {
   fi
 }
 
+# run_grep NAME PATTERN CMD...: passes when CMD exits 0 with PATTERN in its output
+run_grep() {
+  local name=$1 pattern=$2
+  shift 2
+  ntest=$((ntest + 1))
+  local log="$logdir/$ntest.log"
+  if "$@" >"$log" 2>&1 && grep -q -- "$pattern" "$log"; then
+    pass=$((pass + 1))
+    echo "ok   $name"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: expected success with '$pattern' in the output: $*"
+    tail -n 8 "$log" | sed 's/^/     | /'
+  fi
+}
+
 ranks="1 2 3"
 [ "${QUICK:-0}" = 1 ] && ranks="1 3"
 
@@ -67,6 +83,9 @@ for np in $ranks; do
   run "parity permuted lap3d7" "$np" "$build/tests/parity" -problem lap3d7 -n 10 -permute 3
   run "parity tiny (fewer rows than ranks)" "$np" "$build/tests/parity" -problem random -n 2
   run "parity explicit sizes" "$np" "$build/tests/parity" -problem lap2d5 -n 25 -mat_csrk_sr_size 7 -mat_csrk_ssr_size 3 -mat_csrk_threads 2
+  run "parity tune search" "$np" "$build/tests/parity" -problem lap3d27 -n 10 -mat_csrk_tune search
+  run "parity tune search, permuted elasticity3d" "$np" "$build/tests/parity" -problem elasticity3d -n 6 -permute 2 -mat_csrk_tune search
+  run "parity tune search, explicit sizes kept" "$np" "$build/tests/parity" -problem random -n 700 -mat_csrk_tune search -mat_csrk_sr_size 5 -mat_csrk_threads 2
 done
 if [ -d "$matrices" ]; then
   for f in "$matrices"/*.mtx "$matrices"/*.mtx.gz; do
@@ -107,6 +126,15 @@ for bad in "-mat_csrk_k 7" "-mat_csrk_k 0" "-mat_csrk_k 2.5" "-mat_csrk_sr_size 
 done
 run_error "invalid option -mat_csrk_ordering foo" "mat_csrk_ordering" "$build/tests/ksp" -n 4 -mat_csrk_ordering foo
 run_error "invalid option -mat_csrk_layout bar" "mat_csrk_layout" "$build/tests/ksp" -n 4 -mat_csrk_layout bar
+run_error "invalid option -mat_csrk_tune fast" "mat_csrk_tune" "$build/tests/ksp" -n 4 -mat_csrk_tune fast
+# a matrix made by MatCreate + MatSetFromOptions: -help lists the tuning, the option and MatCSRKSetTuning() reach it,
+# the search reports itself in -mat_view ::ascii_info, the products agree with aij
+run_grep "-help lists -mat_csrk_tune" "mat_csrk_tune <now model" "$build/tests/options" -mat_type csrk -help
+run_grep "-mat_csrk_tune model (default)" "in effect model" "$build/tests/options" -mat_type csrk -expect_tuning model
+for np in 1 2; do
+  run "-mat_csrk_tune search" "$np" "$build/tests/options" -mat_type csrk -n 60 -mat_csrk_tune search -expect_tuning search
+done
+run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 
 # 5. Matrix Market reader: good files read, malformed ones give clean errors
 for f in "$top"/tests/data/mm-good/*.mtx*; do run "read $(basename "$f")" 1 "$build/tests/mmread_check" -f "$f"; done

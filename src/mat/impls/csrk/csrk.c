@@ -7,6 +7,7 @@
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
+const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder;
@@ -24,6 +25,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->ordering = MAT_CSRK_ORDERING_AUTO;
   opt->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
   opt->nthreads = PETSC_DECIDE;
+  opt->tune     = MAT_CSRK_TUNING_MODEL;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
@@ -33,7 +35,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
 
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
                     a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 
@@ -46,6 +48,7 @@ static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
   PetscCheck(opt->nthreads == PETSC_DECIDE || opt->nthreads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Thread count (-mat_csrk_threads) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->nthreads);
   PetscCheck((int)opt->ordering >= 0 && opt->ordering <= MAT_CSRK_ORDERING_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k ordering %d (-mat_csrk_ordering)", (int)opt->ordering);
   PetscCheck((int)opt->layout >= 0 && opt->layout <= MAT_CSRK_LAYOUT_ROWPERM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k layout %d (-mat_csrk_layout)", (int)opt->layout);
+  PetscCheck((int)opt->tune >= 0 && opt->tune <= MAT_CSRK_TUNING_SEARCH, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k tuning %d (-mat_csrk_tune)", (int)opt->tune);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -85,6 +88,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
                              (PetscEnum *)&opt->layout, NULL));
+  PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream) or a warp per column-major super-row (sliced)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -140,6 +144,8 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
+  if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "tuning model\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
@@ -464,6 +470,61 @@ PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveInt(A, nthreads, 2);
   MatCSRKSetField(A, nthreads, nthreads);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetTuning - sets how k and the super-row and super-super-row sizes of the CPU kernels are chosen
+
+  Logically Collective
+
+  Input Parameters:
++ A      - the matrix, of type `MATCSRK`
+- tuning - `MAT_CSRK_TUNING_MODEL` (the constant-time rule) or `MAT_CSRK_TUNING_SEARCH` (timed candidates)
+
+  Options Database Key:
+. -mat_csrk_tune <model,search> - the tuning
+
+  Level: advanced
+
+  Notes:
+  With `MAT_CSRK_TUNING_SEARCH` every structure build (the first product, and after a change of the nonzero pattern)
+  times a few settings of k, super-row and super-super-row sizes, a handful of products each, on the same ordering and
+  arrays, and keeps the fastest; `MatView()` with `-mat_view ::ascii_info` and `-info` report the choice. Sizes set with
+  `MatCSRKSetSizes()` are kept in every candidate. The GPU type uses its model.
+
+.seealso: `MATCSRK`, `MatCSRKTuning`, `MatCSRKGetTuning()`, `MatCSRKSetSizes()`, `MatCSRKSetLevels()`
+@*/
+PetscErrorCode MatCSRKSetTuning(Mat A, MatCSRKTuning tuning)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveEnum(A, tuning, 2);
+  MatCSRKSetField(A, tune, tuning);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKGetTuning - gets the requested tuning of the CSR-k sizes (`MatCSRKGetInfo()` tells the one in effect)
+
+  Not Collective
+
+  Input Parameter:
+. A - the matrix, of type `MATCSRK`
+
+  Output Parameter:
+. tuning - the tuning
+
+  Level: advanced
+
+.seealso: `MATCSRK`, `MatCSRKSetTuning()`
+@*/
+PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
+{
+  MatCSRKOptions opt;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
+  *tuning = opt.tune;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

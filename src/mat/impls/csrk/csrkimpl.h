@@ -25,6 +25,7 @@ typedef struct {
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
   PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
+  MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
@@ -55,6 +56,9 @@ typedef struct {
   PetscInt       *tstart;
   /* statistics */
   PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
+  MatCSRKTuning   tuning;   /* how k and the sizes were chosen */
+  PetscInt        ncand;    /* settings timed by the search */
+  PetscLogDouble  tune_time, tune_model, tune_best; /* the search, a product with the model's and the chosen sizes */
   PetscInt        bw_before, bw_after;
   PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;

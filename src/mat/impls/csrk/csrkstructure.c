@@ -220,6 +220,101 @@ static void CSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, Pe
   *mean = sum / (PetscReal)PetscMax(ai[m], 1);
 }
 
+/* One setting of the levels and sizes */
+typedef struct {
+  PetscInt k, sr, ssr;
+} CSRKSizes;
+
+/* Makes st use the setting c: levels and thread partition (the arrays do not depend on it) */
+static PetscErrorCode CSRKApplySizes(MatCSRKStructure *st, CSRKSizes c, PetscInt ngroups, const PetscInt *groupptr)
+{
+  PetscFunctionBegin;
+  st->k        = c.k;
+  st->sr_size  = c.sr;
+  st->ssr_size = c.ssr;
+  PetscCall(CSRKLevels(st, ngroups, groupptr));
+  PetscCall(PetscFree(st->tstart));
+  PetscCall(CSRKPartitionThreads(st));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Fastest of a few timed products with the current setting of st (one product first, untimed) */
+static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+  *best = PETSC_MAX_REAL;
+  for (PetscInt i = 0; i < reps; i++) {
+    PetscLogDouble t0, t1;
+    PetscCall(PetscTime(&t0));
+    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+    PetscCall(PetscTime(&t1));
+    *best = PetscMin(*best, t1 - t0);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define CSRK_TUNE_REPS 3
+
+/*
+   -mat_csrk_tune search: times a few settings of (k, super-row size, super-super-row size) on the structure just built
+   and keeps the fastest. All settings share the ordering, the row order and so the arrays: a candidate is only its
+   super-row pointers and its thread partition, so the search costs its products (1 + CSRK_TUNE_REPS each, the best
+   of the timed ones counts). The candidates are the model's choice (first: it wins ties), plain CSR, super-rows of
+   32 to 1536 rows and three CSR-3 shapes, with the model's caps (at least 8 units per thread, whole blocks) and the
+   sizes the user set kept. The pages stay where the fill placed them, with the model's partition; a chosen partition
+   differs from it by a few super-rows at each thread boundary.
+*/
+static PetscErrorCode CSRKTuneSearch(Mat A, MatCSRKStructure *st, const MatCSRKOptions *opt, PetscInt bs, PetscInt ngroups, const PetscInt *groupptr)
+{
+  const CSRKSizes list[] = {{1, 96, 1}, {2, 32, 1}, {2, 96, 1}, {2, 384, 1}, {2, 1536, 1}, {3, 32, 8}, {3, 16, 32}, {3, 64, 16}};
+  const PetscInt  nlist = (PetscInt)(sizeof(list) / sizeof(list[0])), cap = PetscMax(st->m / (8 * PetscMax(st->nthreads, 1)), 1);
+  CSRKSizes       cand[1 + sizeof(list) / sizeof(list[0])];
+  PetscInt        ncand = 0, best = 0;
+  PetscScalar    *x, *y;
+  PetscLogDouble  t0, t1, tbest = PETSC_MAX_REAL, tmodel = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  bs              = PetscMax(bs, 1);
+  cand[ncand++]   = (CSRKSizes){st->k, st->sr_size, st->ssr_size}; /* the model's, or the user's */
+  for (PetscInt i = 0; i < nlist; i++) {
+    CSRKSizes c = list[i];
+    PetscBool dup = PETSC_FALSE;
+    if (opt->sr_size > 0) c.sr = opt->sr_size;
+    if (opt->ssr_size > 0 && c.k == 3) c.ssr = opt->ssr_size;
+    if (opt->sr_size <= 0) c.sr = PetscMax(bs, (PetscMin(c.sr, c.k == 3 ? PetscMax(cap / PetscMax(c.ssr, 1), 1) : cap) / bs) * bs);
+    if (opt->ssr_size <= 0 && c.k == 3) c.ssr = PetscMax(1, PetscMin(c.ssr, cap / c.sr));
+    if (c.k < 3) c.ssr = 1;
+    for (PetscInt j = 0; j < ncand; j++) dup = (PetscBool)(dup || (cand[j].k == c.k && (c.k == 1 || (cand[j].sr == c.sr && cand[j].ssr == c.ssr))));
+    if (!dup) cand[ncand++] = c;
+  }
+  PetscCall(PetscMalloc2(st->n, &x, st->m, &y));
+  for (PetscInt i = 0; i < st->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
+  for (PetscInt c = 0; c < ncand; c++) {
+    PetscLogDouble t;
+    if (c) PetscCall(CSRKApplySizes(st, cand[c], ngroups, groupptr));
+    PetscCall(CSRKTimeProducts(st, x, y, CSRK_TUNE_REPS, &t));
+    PetscCall(PetscInfo(A, "Tune search: k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", super-super-row size %" PetscInt_FMT ": %g us\n", cand[c].k, cand[c].sr, cand[c].ssr, 1e6 * t));
+    if (!c) tmodel = t;
+    if (t < tbest) {
+      tbest = t;
+      best  = c;
+    }
+  }
+  PetscCall(PetscFree2(x, y));
+  if (st->k != cand[best].k || st->sr_size != cand[best].sr || st->ssr_size != cand[best].ssr) PetscCall(CSRKApplySizes(st, cand[best], ngroups, groupptr));
+  PetscCall(PetscTime(&t1));
+  st->tuning     = MAT_CSRK_TUNING_SEARCH;
+  st->ncand      = ncand;
+  st->tune_time  = t1 - t0;
+  st->tune_model = tmodel;
+  st->tune_best  = tbest;
+  PetscCall(PetscInfo(A, "Tune search chose k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", super-super-row size %" PetscInt_FMT " of %" PetscInt_FMT " settings: %g us against %g us for the setting before the search (the model's or the user's); search %g s\n", st->k, st->sr_size, st->ssr_size, ncand,
+                      1e6 * tbest, 1e6 * tmodel, st->tune_time));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
 */
@@ -338,6 +433,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
+  if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
   PetscCall(PetscFree(groupptr));
   st->bytes = (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1 + st->nsr + 1) * sizeof(CSRKIdx);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);

@@ -155,6 +155,8 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->nthreads   = st->nthreads;
     info->build_time = st->build_time;
     info->bytes      = st->bytes;
+    info->tuning      = st->tuning;
+    info->ncandidates = st->ncand;
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
@@ -314,6 +316,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
 .  -mat_csrk_ssr_size <n> - super-rows per super-super-row
 .  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure
 .  -mat_csrk_layout <renumbered,rowperm> - storage of a reordered matrix
+.  -mat_csrk_tune <model,search> - sizes from the model or from timed candidates
 -  -mat_csrk_threads <n> - OpenMP threads of the kernels
 
    Level: beginner

@@ -1,0 +1,91 @@
+static const char help[] = "A matrix made the usual way (MatCreate, MatSetFromOptions with -mat_type csrk, assembly) against aij: the\n"
+                           "-mat_csrk_* options reach it (and -help lists them), the products agree, and MatCSRKGetInfo() tells the\n"
+                           "tuning in effect.\n"
+                           "  -n <n>                  2D Laplacian on an n x n grid (default 40)\n"
+                           "  -set_tuning <model|search>  also call MatCSRKSetTuning() after MatSetFromOptions()\n"
+                           "  -expect_tuning <model|search>  fail unless the structure in effect was tuned this way\n";
+
+#include <petsccsrk.h>
+
+/* 5-point Laplacian on an n x n grid, rows of this rank, into A (already typed and sized) */
+static PetscErrorCode Fill(Mat A, PetscInt n)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJSetPreallocation(A, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(A, 5, NULL, 2, NULL));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (PetscInt r = rstart; r < rend; r++) {
+    const PetscInt i = r / n, j = r % n;
+    PetscInt       cols[5], nc = 0;
+    PetscScalar    vals[5];
+    if (i > 0) cols[nc] = r - n, vals[nc++] = -1.0;
+    if (j > 0) cols[nc] = r - 1, vals[nc++] = -1.0;
+    cols[nc] = r, vals[nc++] = 4.0 + (PetscScalar)(r % 3) / 10;
+    if (j < n - 1) cols[nc] = r + 1, vals[nc++] = -1.0;
+    if (i < n - 1) cols[nc] = r + n, vals[nc++] = -1.0;
+    PetscCall(MatSetValues(A, 1, &r, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat           A, B;
+  Vec           x, y, z;
+  PetscInt      n = 40;
+  PetscReal     err, nrm;
+  PetscBool     set, iscsrk;
+  PetscEnum     e;
+  MatCSRKInfo   info;
+  MatCSRKTuning tuning;
+  MatType       type;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatCSRKRegister());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n, n * n));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(PetscOptionsGetEnum(NULL, NULL, "-set_tuning", MatCSRKTunings, &e, &set));
+  if (set) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)e));
+  PetscCall(Fill(A, n));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
+  PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, n * n, n * n));
+  PetscCall(MatSetType(B, MATAIJ));
+  PetscCall(Fill(B, n));
+
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecDuplicate(y, &z));
+  PetscCall(VecSetRandom(x, NULL));
+  PetscCall(MatMult(A, x, y));
+  PetscCall(MatMult(B, x, z));
+  PetscCall(VecAXPY(z, -1.0, y));
+  PetscCall(VecNorm(z, NORM_INFINITY, &err));
+  PetscCall(VecNorm(y, NORM_INFINITY, &nrm));
+  PetscCheck(err <= 1e-12 * PetscMax(nrm, 1.0), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MatMult differs from aij by %g", (double)err);
+
+  PetscCall(MatGetType(A, &type));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &iscsrk, MATSEQCSRK, MATMPICSRK, ""));
+  if (iscsrk) {
+    PetscCall(MatCSRKGetTuning(A, &tuning));
+    PetscCall(MatCSRKGetInfo(A, &info));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: tuning requested %s, in effect %s (%" PetscInt_FMT " settings timed), k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", max |y_csrk - y_aij| %g\n", type, MatCSRKTunings[tuning],
+                          MatCSRKTunings[info.tuning], info.ncandidates, info.k, info.sr_size, (double)err));
+    PetscCall(PetscOptionsGetEnum(NULL, NULL, "-expect_tuning", MatCSRKTunings, &e, &set));
+    PetscCheck(!set || (MatCSRKTuning)e == info.tuning, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Tuning in effect is %s, expected %s", MatCSRKTunings[info.tuning], MatCSRKTunings[e]);
+    PetscCheck(info.tuning == MAT_CSRK_TUNING_MODEL || info.ncandidates > 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "A search that timed %" PetscInt_FMT " settings", info.ncandidates);
+  } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: max |y - y_aij| %g\n", type, (double)err));
+
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&z));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(PetscFinalize());
+  return 0;
+}
