@@ -253,6 +253,27 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+/* Mean |i-j| of the nonzeros in the internal numbering given by perm (internal row r is user row perm[r]) */
+static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm, PetscInt nthreads)
+{
+  PetscReal sum = 0;
+
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads((int)nthreads) schedule(static) reduction(+ : sum)
+#endif
+  for (PetscInt r = 0; r < m; r++) {
+    PetscReal s = 0;
+    for (PetscInt q = ai[perm[r]]; q < ai[perm[r] + 1]; q++) s += (PetscReal)PetscAbsInt(r - (PetscInt)iperm[aj[q]]);
+    sum += s;
+  }
+  (void)nthreads;
+  return sum / (PetscReal)PetscMax(ai[m], 1);
+}
+
+/* below this many bytes (12 per nonzero + 20 per row) a matrix and its vectors sit in the L2 cache of a current GPU, and
+   a reordering only adds the gather and scatter of the vectors */
+#define CSRK_GPU_CACHED_BYTES (16.0 * 1024 * 1024)
+
 
 #define CSRK_TUNE_REPS 3
 
@@ -354,12 +375,18 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
     /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it with
        RCM, which measured faster to build and to multiply than Band-k on this path (docs/design.md) */
-    PetscReal dist;
-    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
-    st->ordering = dist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
-    PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)dist, m, MatCSRKOrderings[st->ordering]));
+    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &autodist);
+    st->ordering = autodist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
+    if (st->ordering == MAT_CSRK_ORDERING_RCM && opt->gpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
+      PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
+      st->ordering = MAT_CSRK_ORDERING_NATURAL;
+    }
+    autorcm = (PetscBool)(st->ordering == MAT_CSRK_ORDERING_RCM);
+    PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)autodist, m, MatCSRKOrderings[st->ordering]));
   }
   if (bs > 1 && m % bs) bs = 1;
+  PetscReal         autodist = 0;
+  PetscBool         autorcm  = PETSC_FALSE;
   if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU(m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
   else PetscCall(MatCSRKChooseSizes(st->k, m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
@@ -428,6 +455,16 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(PetscMalloc1(st->nnz, &st->val));
   if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
   if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
+    if (autorcm) {
+      /* RCM finds no band in matrices such as random or power-law graphs: keep the user's order then */
+      const PetscReal after = CSRKPermutedMeanDistance(m, ai, aj, st->perm, iperm, st->nthreads);
+      if (after > 0.5 * autodist) {
+        PetscCall(PetscInfo(A, "RCM leaves the mean |i-j| at %g (from %g): natural ordering kept\n", (double)after, (double)autodist));
+        PetscCall(PetscFree(st->perm));
+        PetscCall(PetscFree(iperm));
+        st->ordering = MAT_CSRK_ORDERING_NATURAL;
+      }
+    }
   PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
   PetscCall(PetscFree(iperm));
   PetscCall(PetscTime(&t1));

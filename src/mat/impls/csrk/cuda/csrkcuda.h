@@ -9,7 +9,10 @@ typedef struct {
   PetscInt     nunits;                   /* thread blocks: super-super-rows (k = 3) or super-rows */
   CSRKIdx     *rowptr, *colidx, *unitptr, *srptr, *perm, *longrows;
   PetscScalar *val, *xwork;
-  PetscInt     nlong, longlen;           /* rows longer than longlen go to the long-row kernel */
+  PetscInt     nlong, longlen;           /* rows longer than longlen go to the long-row kernels */
+  CSRKIdx     *longrowchunk, *longchunkq;  /* chunks [rowchunk[i], rowchunk[i+1]) of long row i; [q0, q1) of each chunk */
+  PetscScalar *longpart;                 /* partial sum of each chunk */
+  PetscInt     nlongchunks;
   MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto) */
   PetscInt     width;                    /* lanes per row: 1 for the scalar kernel (GPUSpMV-3), 2-32 for the vector kernel (GPUSpMV-3.5) */
   size_t       smem;                     /* dynamic shared memory of the stream kernel */

@@ -7,8 +7,8 @@
                          (x = rows of a super-row, y = super-rows of the super-super-row)
      vector (GPUSpMV-3.5): a sub-warp of w lanes per row, reduced with __shfl_down_sync inside the sub-warp;
                          block (x = w lanes, y = rows, z = super-rows)
-     long rows:          rows longer than a threshold are skipped by the kernels above and done by a block
-                         each, reduced in a fixed order (deterministic)
+     long rows:          rows longer than a threshold are skipped by the kernels above and cut into chunks of
+                         4096 entries, a block per chunk, the chunks of a row summed in a fixed order (deterministic)
      stream (auto for other rows longer than 8): a block per super-super-row forms its products with coalesced
                          loads in shared memory, then a thread per row sums them
      sliced (auto for rows of nearly equal length): each super-row is stored column by column, padded to its longest
@@ -142,20 +142,32 @@ __global__ void CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
   }
 }
 
-/* A block per long row; warp shuffles then a fixed-order sum of the warp results */
-__global__ void CSRKLongRowKernel(const CSRKIdx *__restrict__ rows, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+/* Long rows are cut into chunks of CSRK_LONG_CHUNK entries, a block per chunk (so that one row of a million entries
+   is spread over the whole GPU): warp shuffles, then a fixed-order sum of the warp results into part[c]. A second
+   kernel adds the chunks of each row in order, so the result does not depend on the scheduling. */
+#define CSRK_LONG_CHUNK 4096
+__global__ void CSRKLongChunkKernel(const CSRKIdx *__restrict__ chunkq, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const PetscScalar *__restrict__ x, PetscScalar *__restrict__ part)
 {
-  __shared__ PetscScalar part[CSRK_LONG_BLOCK / 32];
-  const CSRKIdx          r = rows[blockIdx.x];
+  __shared__ PetscScalar warpsum[CSRK_LONG_BLOCK / 32];
+  const CSRKIdx          q0 = chunkq[2 * blockIdx.x], q1 = chunkq[2 * blockIdx.x + 1];
   PetscScalar            sum = 0.0;
-  for (CSRKIdx q = rowptr[r] + threadIdx.x; q < rowptr[r + 1]; q += blockDim.x) sum += val[q] * x[colidx[q]];
+  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += val[q] * x[colidx[q]];
   for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
-  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = sum;
+  if ((threadIdx.x & 31) == 0) warpsum[threadIdx.x >> 5] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
     PetscScalar total = 0.0;
-    for (int w = 0; w < CSRK_LONG_BLOCK / 32; w++) total += part[w];
-    CSRKStore(r, perm, z, y, total);
+    for (int w = 0; w < CSRK_LONG_BLOCK / 32; w++) total += warpsum[w];
+    part[blockIdx.x] = total;
+  }
+}
+
+__global__ void CSRKLongSumKernel(PetscInt nlong, const CSRKIdx *__restrict__ rows, const CSRKIdx *__restrict__ rowchunk, const PetscScalar *__restrict__ part, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < nlong; i += (PetscInt)blockDim.x * gridDim.x) {
+    PetscScalar total = 0.0;
+    for (CSRKIdx c = rowchunk[i]; c < rowchunk[i + 1]; c++) total += part[c];
+    CSRKStore(rows[i], perm, z, y, total);
   }
 }
 
@@ -260,6 +272,9 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->srptr);
   CSRKCudaFree(d->perm);
   CSRKCudaFree(d->longrows);
+  CSRKCudaFree(d->longrowchunk);
+  CSRKCudaFree(d->longchunkq);
+  CSRKCudaFree(d->longpart);
   CSRKCudaFree(d->xwork);
   CSRKCudaFree(d->ywork);
   CSRKCudaFree(d->xtwork);
@@ -513,6 +528,24 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
     for (PetscInt r = 0; r < st->m; r++)
       if (st->rowptr[r + 1] - st->rowptr[r] > d->longlen) rows[d->nlong++] = (CSRKIdx)r;
     PetscCall(CSRKUpload(&d->longrows, rows, d->nlong, &bytes));
+    {
+      CSRKIdx *rowchunk, *chunkq;
+      PetscCall(PetscMalloc1(d->nlong + 1, &rowchunk));
+      rowchunk[0] = 0;
+      for (PetscInt i = 0; i < d->nlong; i++) rowchunk[i + 1] = rowchunk[i] + (st->rowptr[rows[i] + 1] - st->rowptr[rows[i]] + CSRK_LONG_CHUNK - 1) / CSRK_LONG_CHUNK;
+      d->nlongchunks = rowchunk[d->nlong];
+      PetscCall(PetscMalloc1(2 * PetscMax(d->nlongchunks, 1), &chunkq));
+      for (PetscInt i = 0; i < d->nlong; i++)
+        for (CSRKIdx c = rowchunk[i], q = st->rowptr[rows[i]]; c < rowchunk[i + 1]; c++, q += CSRK_LONG_CHUNK) {
+          chunkq[2 * c]     = q;
+          chunkq[2 * c + 1] = PetscMin(q + CSRK_LONG_CHUNK, st->rowptr[rows[i] + 1]);
+        }
+      PetscCall(CSRKUpload(&d->longrowchunk, rowchunk, d->nlong + 1, &bytes));
+      PetscCall(CSRKUpload(&d->longchunkq, chunkq, 2 * d->nlongchunks, &bytes));
+      PetscCall(CSRKUpload(&d->longpart, (PetscScalar *)NULL, d->nlongchunks, &bytes));
+      PetscCall(PetscFree(rowchunk));
+      PetscCall(PetscFree(chunkq));
+    }
     PetscCall(PetscFree(rows));
   }
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
@@ -554,7 +587,9 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   }
   PetscCallCUDA(cudaGetLastError());
   if (d->nlong) {
-    CSRKLongRowKernel<<<(unsigned)d->nlong, CSRK_LONG_BLOCK, 0, stream>>>(d->longrows, rowptr, colidx, val, perm, x, z, y);
+    CSRKLongChunkKernel<<<(unsigned)d->nlongchunks, CSRK_LONG_BLOCK, 0, stream>>>(d->longchunkq, colidx, val, x, d->longpart);
+    PetscCallCUDA(cudaGetLastError());
+    CSRKLongSumKernel<<<CSRKGrid(d->nlong), 256, 0, stream>>>(d->nlong, d->longrows, d->longrowchunk, d->longpart, perm, z, y);
     PetscCallCUDA(cudaGetLastError());
   }
   PetscFunctionReturn(PETSC_SUCCESS);
