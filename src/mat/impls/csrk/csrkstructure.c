@@ -220,6 +220,27 @@ static void CSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, Pe
   *mean = sum / (PetscReal)PetscMax(ai[m], 1);
 }
 
+/* Mean |i-j| of the nonzeros in the internal numbering given by perm (internal row r is user row perm[r]) */
+static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm, PetscInt nthreads)
+{
+  PetscReal sum = 0;
+
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads((int)nthreads) schedule(static) reduction(+ : sum)
+#endif
+  for (PetscInt r = 0; r < m; r++) {
+    PetscReal s = 0;
+    for (PetscInt q = ai[perm[r]]; q < ai[perm[r] + 1]; q++) s += (PetscReal)PetscAbsInt(r - (PetscInt)iperm[aj[q]]);
+    sum += s;
+  }
+  (void)nthreads;
+  return sum / (PetscReal)PetscMax(ai[m], 1);
+}
+
+/* below this many bytes (12 per nonzero + 20 per row) a matrix and its vectors sit in the L2 cache of a current GPU, and
+   a reordering only adds the gather and scatter of the vectors */
+#define CSRK_GPU_CACHED_BYTES (16.0 * 1024 * 1024)
+
 /* One setting of the levels and sizes */
 typedef struct {
   PetscInt k, sr, ssr;
@@ -253,27 +274,6 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-/* Mean |i-j| of the nonzeros in the internal numbering given by perm (internal row r is user row perm[r]) */
-static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const PetscInt *aj, const CSRKIdx *perm, const CSRKIdx *iperm, PetscInt nthreads)
-{
-  PetscReal sum = 0;
-
-#if defined(_OPENMP)
-  #pragma omp parallel for num_threads((int)nthreads) schedule(static) reduction(+ : sum)
-#endif
-  for (PetscInt r = 0; r < m; r++) {
-    PetscReal s = 0;
-    for (PetscInt q = ai[perm[r]]; q < ai[perm[r] + 1]; q++) s += (PetscReal)PetscAbsInt(r - (PetscInt)iperm[aj[q]]);
-    sum += s;
-  }
-  (void)nthreads;
-  return sum / (PetscReal)PetscMax(ai[m], 1);
-}
-
-/* below this many bytes (12 per nonzero + 20 per row) a matrix and its vectors sit in the L2 cache of a current GPU, and
-   a reordering only adds the gather and scatter of the vectors */
-#define CSRK_GPU_CACHED_BYTES (16.0 * 1024 * 1024)
-
 
 #define CSRK_TUNE_REPS 3
 
@@ -348,6 +348,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscInt          m, n, bs, r, *perm = NULL, ngroups = 0, *groupptr = NULL;
   CSRKIdx          *iperm = NULL;
   PetscLogDouble    t0, to, tf, t1;
+  PetscReal         autodist = 0;
+  PetscBool         autorcm  = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
@@ -385,8 +387,6 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)autodist, m, MatCSRKOrderings[st->ordering]));
   }
   if (bs > 1 && m % bs) bs = 1;
-  PetscReal         autodist = 0;
-  PetscBool         autorcm  = PETSC_FALSE;
   if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU(m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
   else PetscCall(MatCSRKChooseSizes(st->k, m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
@@ -422,6 +422,16 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
       iperm[perm[r]] = (CSRKIdx)r;
     }
     PetscCall(PetscFree(perm));
+    if (autorcm) {
+      /* RCM finds no band in matrices such as random or power-law graphs: keep the user's order then */
+      const PetscReal after = CSRKPermutedMeanDistance(m, ai, aj, st->perm, iperm, st->nthreads);
+      if (after > 0.5 * autodist) {
+        PetscCall(PetscInfo(A, "RCM leaves the mean |i-j| at %g (from %g): natural ordering kept\n", (double)after, (double)autodist));
+        PetscCall(PetscFree(st->perm));
+        PetscCall(PetscFree(iperm));
+        st->ordering = MAT_CSRK_ORDERING_NATURAL;
+      }
+    }
   }
   PetscCall(PetscTime(&tf));
   PetscCall(CSRKLevels(st, ngroups, groupptr));
@@ -455,16 +465,6 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(PetscMalloc1(st->nnz, &st->val));
   if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
   if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
-    if (autorcm) {
-      /* RCM finds no band in matrices such as random or power-law graphs: keep the user's order then */
-      const PetscReal after = CSRKPermutedMeanDistance(m, ai, aj, st->perm, iperm, st->nthreads);
-      if (after > 0.5 * autodist) {
-        PetscCall(PetscInfo(A, "RCM leaves the mean |i-j| at %g (from %g): natural ordering kept\n", (double)after, (double)autodist));
-        PetscCall(PetscFree(st->perm));
-        PetscCall(PetscFree(iperm));
-        st->ordering = MAT_CSRK_ORDERING_NATURAL;
-      }
-    }
   PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
   PetscCall(PetscFree(iperm));
   PetscCall(PetscTime(&t1));
