@@ -86,6 +86,8 @@ for np in $ranks; do
   run "parity tune search" "$np" "$build/tests/parity" -problem lap3d27 -n 10 -mat_csrk_tune search
   run "parity tune search, permuted elasticity3d" "$np" "$build/tests/parity" -problem elasticity3d -n 6 -permute 2 -mat_csrk_tune search
   run "parity tune search, explicit sizes kept" "$np" "$build/tests/parity" -problem random -n 700 -mat_csrk_tune search -mat_csrk_sr_size 5 -mat_csrk_threads 2
+  # natural order copies the AIJ arrays only on machines of several NUMA domains: that path forced here
+  run "parity natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d27 -n 10
 done
 if [ -d "$matrices" ]; then
   for f in "$matrices"/*.mtx "$matrices"/*.mtx.gz; do
@@ -104,6 +106,7 @@ for np in $ranks; do
   run "state k=3 rowperm" "$np" "$build/tests/state" -mat_csrk_k 3 -mat_csrk_layout rowperm -mat_csrk_ordering bandk
   run "state k=1 elasticity3d" "$np" "$build/tests/state" -problem elasticity3d -n 5 -mat_csrk_k 1 -mat_csrk_ordering rcm
   run "state random" "$np" "$build/tests/state" -problem random -n 400 -mat_csrk_ordering bandk
+  run "state natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/state" -mat_csrk_ordering natural
 done
 # the specialized conversions, never MatConvert_Basic
 ntest=$((ntest + 1))

@@ -49,6 +49,7 @@ typedef struct {
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
   CSRKIdx        *perm;     /* m, NULL for the identity */
   CSRKIdx        *srcptr;   /* m: first value of row r in the AIJ arrays, for the value refresh (reordered only) */
+  PetscBool       shared;   /* natural ordering: rowptr, colidx and val are the AIJ arrays themselves (MatCSRKStructureAttach()) */
   PetscScalar    *xwork;    /* n: x gathered into the internal order (renumbered layout) */
   PetscInt        nonzerorows;
   /* static schedule: thread t owns top-level units [tstart[t], tstart[t+1]) */
@@ -105,6 +106,7 @@ PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS 
 /* structure */
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 

@@ -34,6 +34,39 @@ static PetscInt CSRKDefaultThreads(void)
 #endif
 }
 
+/* Whether a natural-order structure uses the AIJ arrays themselves instead of a copy: when the indices have the
+   kernels' width and the node has one NUMA domain, where the placement of the pages by first touch gains nothing
+   (CSRK_NATURAL_COPY=1 in the environment forces the copy, for the tests of that path) */
+static PetscBool CSRKShareNatural(void)
+{
+  static int share = -1;
+  if (share < 0) {
+    const char *env = getenv("CSRK_NATURAL_COPY");
+    share           = sizeof(PetscInt) == sizeof(CSRKIdx) && !(env && atoi(env)) && access("/sys/devices/system/node/node1", F_OK) != 0;
+  }
+  return (PetscBool)share;
+}
+
+/*
+  MatCSRKStructureAttach - points a structure that shares the AIJ arrays at them again (they move with some AIJ
+  operations); a no-op for other structures
+*/
+PetscErrorCode MatCSRKStructureAttach(Mat A, MatCSRKStructure *st)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+
+  PetscFunctionBegin;
+  if (!st->shared) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k structure with a changed pattern");
+  st->rowptr = (CSRKIdx *)ai;
+  st->colidx = (CSRKIdx *)aj;
+  st->val    = aa;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Splits the top-level units (rows, super-rows or super-super-rows) into nthreads contiguous ranges of
    about equal cost (nonzeros + rows): a static schedule that also decides which thread first touches
    which part of the arrays. */
@@ -437,9 +470,13 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(CSRKLevels(st, ngroups, groupptr));
 
   /* row pointers in the internal order */
-  PetscCall(PetscMalloc1(m + 1, &st->rowptr));
-  st->rowptr[0] = 0;
-  if (st->perm) {
+  st->shared = (PetscBool)(!st->perm && CSRKShareNatural());
+  if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
+  else PetscCall(PetscMalloc1(m + 1, &st->rowptr));
+  if (st->shared) {
+    for (r = 0; r < m; r++) st->nonzerorows += ai[r + 1] > ai[r];
+  } else if (st->perm) {
+    st->rowptr[0] = 0;
     PetscInt nzr = 0;
 #if defined(_OPENMP)
   #pragma omp parallel for num_threads((int)st->nthreads) schedule(static) reduction(+ : nzr)
@@ -453,6 +490,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     for (r = 0; r < m; r++) st->rowptr[r + 1] += st->rowptr[r];
     st->nonzerorows = nzr;
   } else {
+    st->rowptr[0] = 0;
     for (r = 0; r < m; r++) {
       st->rowptr[r + 1] = (CSRKIdx)ai[r + 1];
       st->nonzerorows += ai[r + 1] > ai[r];
@@ -461,18 +499,21 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(CSRKPartitionThreads(st));
 
   /* arrays touched first by the thread that multiplies with them */
-  PetscCall(PetscMalloc1(st->nnz, &st->colidx));
-  PetscCall(PetscMalloc1(st->nnz, &st->val));
-  if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
-  if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
-  PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+  if (!st->shared) {
+    PetscCall(PetscMalloc1(st->nnz, &st->colidx));
+    PetscCall(PetscMalloc1(st->nnz, &st->val));
+    if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
+    if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
+    PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+  } else st->bw_after = st->bw_before;
   PetscCall(PetscFree(iperm));
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
   if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
   PetscCall(PetscFree(groupptr));
-  st->bytes = (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1 + st->nsr + 1) * sizeof(CSRKIdx);
+  st->bytes = (PetscLogDouble)(st->nsr + 1) * sizeof(CSRKIdx);
+  if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -498,6 +539,10 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
   const PetscInt  ahead = CSRKPrefetchRows(st);
 
   PetscFunctionBegin;
+  if (st->shared) {
+    PetscCall(MatCSRKStructureAttach(A, st)); /* the values are the AIJ's own */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k value refresh with a changed pattern");
 #if defined(_OPENMP)
@@ -549,9 +594,11 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = st->srcptr = NULL;
   st->val = st->xwork = NULL;
   st->tstart          = NULL;
-  CSRKDup(rowptr, src->m + 1);
-  CSRKDup(colidx, src->nnz);
-  CSRKDup(val, src->nnz);
+  if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
+    CSRKDup(rowptr, src->m + 1);
+    CSRKDup(colidx, src->nnz);
+    CSRKDup(val, src->nnz);
+  }
   CSRKDup(srptr, src->nsr + 1);
   CSRKDup(ssrptr, src->nssr + 1);
   CSRKDup(perm, src->m);
@@ -566,9 +613,11 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
 {
   PetscFunctionBegin;
   if (!*st) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscFree((*st)->rowptr));
-  PetscCall(PetscFree((*st)->colidx));
-  PetscCall(PetscFree((*st)->val));
+  if (!(*st)->shared) {
+    PetscCall(PetscFree((*st)->rowptr));
+    PetscCall(PetscFree((*st)->colidx));
+    PetscCall(PetscFree((*st)->val));
+  }
   PetscCall(PetscFree((*st)->srptr));
   PetscCall(PetscFree((*st)->ssrptr));
   PetscCall(PetscFree((*st)->perm));

@@ -45,6 +45,7 @@ PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat A, MatCSRKStructure **st)
     sp->state = state;
     sp->nrefresh++;
   }
+  PetscCall(MatCSRKStructureAttach(A, sp->st));
   *st = sp->st;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
