@@ -379,7 +379,11 @@ static void CSRKCMSweep(const CSRKGraph *g, CSRKNode *nd, PetscInt root, PetscIn
       levelend   = tail;
     }
     if (head + 16 < tail) __builtin_prefetch(xadj + order[head + 16]);
-    if (head + 10 < tail) __builtin_prefetch(adj + xadj[order[head + 10]]);
+    if (head + 10 < tail) {
+      const PetscInt w = order[head + 10];
+      for (PetscInt q = xadj[w]; q < xadj[w + 1]; q += 64 / (PetscInt)sizeof(PetscInt)) __builtin_prefetch(adj + q);
+      __builtin_prefetch(adj + xadj[w + 1] - 1);
+    }
     if (head + 5 < tail) {
       const PetscInt w = order[head + 5];
       for (PetscInt q = xadj[w]; q < xadj[w + 1]; q++) __builtin_prefetch(nd + adj[q]);
