@@ -28,7 +28,8 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "  -types <list>           default aij,sell,csrk (CUDA builds add aijcusparse,csrkcuda); a CSR-k entry may\n"
                            "                          carry settings after colons: ordering=<natural|rcm|bandk|auto> k=<1|2|3>\n"
                            "                          sr=<rows per super-row> ssr=<super-rows per super-super-row>\n"
-                           "                          layout=<renumbered|rowperm> threads=<n> (0: default), e.g. csrk:ordering=bandk:k=3\n"
+                           "                          layout=<renumbered|rowperm> threads=<n> (0: default) tune=<model|search>,\n"
+                           "                          e.g. csrk:ordering=bandk:k=3\n"
                            "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced> width=<lanes per row>)\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
@@ -63,11 +64,12 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune;
   PetscInt        k, sr, ssr, threads, width;
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
+  MatCSRKTuning   tune;
 } TypeEntry;
 
 /* What was measured for one matrix and type; times in seconds, slowest rank */
@@ -146,6 +148,12 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
       PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown layout %s (renumbered, rowperm)", str, val);
       e->layout  = (MatCSRKLayout)v;
       e->set_lay = PETSC_TRUE;
+    } else if (!strcmp(tok, "tune")) {
+      PetscEnum v;
+      PetscCall(PetscEnumFind(MatCSRKTunings, val, &v, &found));
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown tuning %s (model, search)", str, val);
+      e->tune     = (MatCSRKTuning)v;
+      e->set_tune = PETSC_TRUE;
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
@@ -155,7 +163,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "width")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 32, &e->width));
       e->set_kern = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, kernel, width)", str, tok);
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, kernel, width)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -335,6 +343,7 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_lay) PetscCall(MatCSRKSetLayout(C, e->layout));
   if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel, e->width));
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
+  if (e->set_tune) PetscCall(MatCSRKSetTuning(C, e->tune));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;
     PetscCall(MatCSRKGetSizes(C, &sr, &ssr));
@@ -685,6 +694,7 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(comm, "%s: k %" PetscInt_FMT, entries[t].label, i->k));
       if (i->k >= 2) PetscCall(PetscPrintf(comm, ", %" PetscInt_FMT " super-rows of ~%" PetscInt_FMT " rows", i->nsr, i->sr_size));
       if (i->k == 3) PetscCall(PetscPrintf(comm, ", %" PetscInt_FMT " super-super-rows of ~%" PetscInt_FMT, i->nssr, i->ssr_size));
+      if (i->tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscPrintf(comm, " (tune search: fastest of %" PetscInt_FMT ")", i->ncandidates));
       PetscCall(PetscPrintf(comm, ", ordering %s, layout %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", build %.3g s, +%.2f MB (%.0f%% of AIJ), %" PetscInt_FMT " thread%s, %" PetscInt_FMT " build%s %" PetscInt_FMT " refreshes\n",
                             MatCSRKOrderings[i->ordering], MatCSRKLayouts[i->layout], i->bw_before, i->bw_after, i->build_time, i->bytes / 1048576.0, 100.0 * i->bytes / aijbytes, i->nthreads, i->nthreads == 1 ? "" : "s", i->nbuilds,
                             i->nbuilds == 1 ? "," : "s,", i->nrefresh));
