@@ -55,9 +55,10 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
    fitted to the sweeps of docs/tuning.md (H200; 7-point and 27-point Laplacians, 3D elasticity).
    Regular rows (cv <= 0.3) use the sliced kernel: a warp per 32-row super-row stored column by column, 4 super-rows
    per block (1.34-1.44x aijcusparse, 92-95 % of the roofline on the three regular matrices of docs/performance.md).
-   Otherwise short rows (d <= 8) use a thread per row (GPUSpMV-3) with 8-row super-rows by 8;
-   longer irregular rows the stream kernel, whose best block covered about 32 rows of a 27-point stencil and 16 rows
-   of elasticity (d = 78). The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
+   Irregular rows use the stream kernel with 8-row super-rows by 2: on the shared irregular matrices it ran at
+   0.93-1.30x aijcusparse, against 0.44-1.06x for the thread-per-row kernel (8 by 8) and 0.85-0.93x for 16 by 2.
+   With a kernel forced: short rows (d <= 8) 8 by 8, longer rows 16 by 2 (d <= 32) or 8 by 2, the best blocks of the
+   first stencil sweeps. The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
    gave 0.80-0.97x aijcusparse there. */
 PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
 {
@@ -70,6 +71,9 @@ PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUD
   if (kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)) {
     *sr  = 32;
     *ssr = 4;
+  } else if (kernel == MAT_CSRK_CUDA_KERNEL_AUTO) {
+    *sr  = 8;
+    *ssr = 2;
   } else if (d <= 8) {
     *sr  = 8;
     *ssr = 8;

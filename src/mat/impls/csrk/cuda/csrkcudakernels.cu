@@ -9,7 +9,7 @@
                          block (x = w lanes, y = rows, z = super-rows)
      long rows:          rows longer than a threshold are skipped by the kernels above and cut into chunks of
                          4096 entries, a block per chunk, the chunks of a row summed in a fixed order (deterministic)
-     stream (auto for other rows longer than 8): a block per super-super-row forms its products with coalesced
+     stream (auto for irregular rows, and regular rows longer than 8 that the sliced storage would pad too much): a block per super-super-row forms its products with coalesced
                          loads in shared memory, then a thread per row sums them
      sliced (auto for rows of nearly equal length): each super-row is stored column by column, padded to its longest
                          row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per row, so
@@ -350,7 +350,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > 8)) {
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && (mean > 8 || cv > CSRK_GPU_SLICED_MAX_CV))) {
     /* the stream kernel needs a block's nonzeros in shared memory */
     PetscInt maxu = 0;
     for (PetscInt u = 0; u < d->nunits; u++) {
