@@ -143,6 +143,38 @@ run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning s
 for f in "$top"/tests/data/mm-good/*.mtx*; do run "read $(basename "$f")" 1 "$build/tests/mmread_check" -f "$f"; done
 for f in "$top"/tests/data/mm-bad/*.mtx*; do run "reject $(basename "$f")" 1 "$build/tests/mmread_check" -expect_error -f "$f"; done
 run_error "missing file" "cannot open" "$build/tests/mmread_check" -f "$top/tests/data/no-such-file.mtx"
+# sizes that the entries do not justify: refused at once, with the virtual memory capped far below what the declared
+# sizes would need (1e8 rows: 1.6 GB of row counts, more for the matrix); not under ASan, whose shadow memory needs an
+# unlimited address space (the time limit and the message still apply)
+run_lowmem() {
+  local name=$1 pattern=$2 rc t0
+  shift 2
+  ntest=$((ntest + 1))
+  local log="$logdir/$ntest.log"
+  t0=$(date +%s)
+  (
+    [ -n "${ASAN_OPTIONS:-}" ] || ulimit -v $((768 * 1024))
+    exec timeout 60 $mpiexec -n 1 "$@"
+  ) >"$log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && grep -qE -- "$pattern" "$log"; then
+    pass=$((pass + 1))
+    echo "ok   $name ($(($(date +%s) - t0)) s)"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: exit $rc, expected a PETSc error matching '$pattern' within 60 s and 768 MB of virtual memory"
+    tail -n 8 "$log" | sed 's/^/     | /'
+  fi
+}
+bad="$top/tests/data/mm-bad"
+run_lowmem "reject huge-dims.mtx with 768 MB" "huge-dims\.mtx:2: 100000000 x 100000000 matrix with only 1 entry: .*-mm_max_dim" "$build/tests/mmread_check" -expect_error -f "$bad/huge-dims.mtx"
+run_lowmem "reject huge-cols.mtx with 768 MB" "huge-cols\.mtx:2: 3 x 100000000 matrix with only 1 entry: .*-mm_max_dim" "$build/tests/mmread_check" -expect_error -f "$bad/huge-cols.mtx"
+run_lowmem "reject huge-dims-few-entries.mtx.gz with 768 MB" "few-entries\.mtx\.gz:4: unexpected end of file: found 1 of the 2000000" "$build/tests/mmread_check" -expect_error -f "$bad/huge-dims-few-entries.mtx.gz"
+# -mm_max_dim replaces the rule: lower, and higher (2^21 rows for 1 entry, refused by default)
+run_lowmem "-mm_max_dim below the size" "symmetric\.mtx:7: 4 x 4 matrix: more rows or columns than the 3 allowed by -mm_max_dim" "$build/tests/mmread_check" -expect_error -mm_max_dim 3 -f "$top/tests/data/mm-good/symmetric.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n%% 2^21 rows for one entry\n2097152 2097152 1\n2097152 1 2.5\n' >"$logdir/two-mega-rows.mtx"
+run_lowmem "2^21 rows, 1 entry: refused by default" "two-mega-rows\.mtx:3: 2097152 x 2097152 matrix with only 1 entry" "$build/tests/mmread_check" -expect_error -f "$logdir/two-mega-rows.mtx"
+run_lowmem "2^21 rows, 1 entry: read with -mm_max_dim 2097152" "rows 2097152 cols 2097152 nonzeros 1 frobenius 2.5" "$build/tests/mmread_check" -mm_max_dim 2097152 -f "$logdir/two-mega-rows.mtx"
 
 # 7. property test: seeded random matrices, layouts, CSR-k options and state changes against aij
 #    (passive OpenMP waits: 3 ranks of 2 spinning threads on 2 cores take ~40x longer)

@@ -8,9 +8,10 @@
    PETSc error and *A == NULL; anything else aborts (and so is a finding).
 
    Environment:
-     MMFUZZ_MAX_DIM  (default 1000000) inputs whose size line declares more rows are skipped: the reader allocates
-                     O(rows) per rank before reading any entry (and PETSc's preallocation does too), so a 60-byte file
-                     can ask for 32 GB and minutes of CPU; set to 0 to fuzz without the bound.
+     MMFUZZ_MAX_DIM  (default 0: none) inputs whose size line declares more rows are skipped. The reader itself
+                     refuses sizes that the entries do not justify (more than max(2^20, 64 x entries) rows or
+                     columns) before allocating anything proportional to them, so no bound is needed; a positive
+                     value only saves the time of building matrices of up to 2^20 empty rows.
      MMFUZZ_VERBOSE  print the PETSc error message of every rejected input (for reproducing a single file).
 */
 #include <petsccsrk.h>
@@ -25,7 +26,7 @@
 #include <sanitizer/lsan_interface.h>
 
 static char      fname[PETSC_MAX_PATH_LEN];
-static long long maxdim  = 1000000;
+static long long maxdim  = 0;
 static int       verbose = 0;
 
 static void Cleanup(void)

@@ -3,7 +3,10 @@
 
    Every rank reads the whole file (plain or gzip-compressed, through zlib) and keeps only the entries of the rows it
    will own, so no communication is needed until the matrix is built. Input is treated as untrusted: every malformed
-   file gives a PETSc error naming the file and line, and no buffer is ever sized from a count in the header.
+   file gives a PETSc error naming the file and line, and no buffer is ever sized from a count in the header. Memory
+   proportional to the number of rows (the per-row counts, then the matrix itself) is allocated only once every entry
+   has been read, and only for sizes that the entries justify: at most max(MM_MIN_DIM_LIMIT, MM_DIM_PER_ENTRY x entries)
+   rows and columns, unless -mm_max_dim sets another limit.
 */
 #include <petsccsrk.h>
 #include <zlib.h>
@@ -21,6 +24,8 @@
 
 #define MM_MAX_LINE 4096    /* longest accepted data line; the format itself limits lines to 1024 characters */
 #define MM_CHUNK    65536   /* bytes taken from zlib per gzread() */
+#define MM_MIN_DIM_LIMIT ((PetscInt64)1 << 20) /* rows or columns always accepted, whatever the entries */
+#define MM_DIM_PER_ENTRY 64                    /* beyond that, rows or columns accepted per entry of the file */
 #define MM_AT       "%s:%" PetscInt64_FMT ": "
 #define MM_LOC(r)   (r)->fname, (r)->lineno
 
@@ -52,14 +57,15 @@ typedef struct {
 
 typedef struct {
   PetscInt64   M, N, nz; /* from the size line */
+  PetscInt64   sizeline; /* its line number */
   MMField      field;
   MMSymmetry   sym;
   PetscInt     m, n, rstart, cstart; /* owned rows and diagonal-block columns of this rank */
   PetscCount   cnt, cap;             /* owned triplets stored / allocated */
   PetscInt    *ti, *tj;              /* local row, global column */
   PetscScalar *tv;
-  PetscInt    *dnnz, *onnz; /* preallocation per local row, capped at the block widths */
-  PetscCount  *rowcnt;      /* owned triplets per local row (rowcnt[i + 1]), duplicates included */
+  PetscInt    *dnnz, *onnz; /* preallocation per local row, capped at the block widths (once the entries are read) */
+  PetscCount  *rowcnt;      /* owned triplets per local row (rowcnt[i + 1]), duplicates included (idem) */
 } MMData;
 
 typedef enum {
@@ -299,9 +305,10 @@ static PetscErrorCode MMReadSize(MMReader *r, MMData *d)
   }
   p = MMSkipSpace(p);
   PetscCheck(!*p, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, MM_AT "malformed size line: unexpected '%s' after the number of entries", MM_LOC(r), MMTokenStr(p, tb, sizeof(tb)));
-  d->M  = val[0];
-  d->N  = val[1];
-  d->nz = val[2];
+  d->M        = val[0];
+  d->N        = val[1];
+  d->nz       = val[2];
+  d->sizeline = r->lineno;
   PetscCheck(d->M > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, MM_AT "number of rows is %" PetscInt64_FMT ", must be positive", MM_LOC(r), d->M);
   PetscCheck(d->N > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, MM_AT "number of columns is %" PetscInt64_FMT ", must be positive", MM_LOC(r), d->N);
   PetscCheck(d->nz >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, MM_AT "number of entries is %" PetscInt64_FMT ", must not be negative", MM_LOC(r), d->nz);
@@ -330,6 +337,27 @@ static PetscErrorCode MMReadSize(MMReader *r, MMData *d)
       const int        minbytes = d->field == MM_PATTERN ? 4 : (d->field == MM_COMPLEX ? 8 : 6); /* "1 1 1\n" */
 
       PetscCheck(d->nz <= (left + 1) / minbytes, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, MM_AT "declares %" PetscInt64_FMT " entries, but only %" PetscInt64_FMT " bytes follow (each entry needs at least %d)", MM_LOC(r), d->nz, left, minbytes);
+    }
+  }
+
+  /* Rows and columns cost memory (row pointers, preallocation, vectors) whether they hold entries or not, so a
+     60-byte file must not be able to ask for gigabytes: the sizes must be justified by the entries. The declared count
+     is checked here, to fail before reading anything else, and it must equal the entries found (MMReadEntries()),
+     before which nothing proportional to the sizes is allocated. */
+  {
+    PetscInt  maxdim = 0;
+    PetscBool set;
+
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-mm_max_dim", &maxdim, &set));
+    if (set) {
+      PetscCheck(maxdim > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-mm_max_dim %" PetscInt_FMT ": must be positive", maxdim);
+      PetscCheck(d->M <= maxdim && d->N <= maxdim, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, MM_AT "%" PetscInt64_FMT " x %" PetscInt64_FMT " matrix: more rows or columns than the %" PetscInt_FMT " allowed by -mm_max_dim", MM_LOC(r), d->M, d->N, maxdim);
+    } else {
+      const unsigned long long limit = PetscMax((unsigned long long)MM_MIN_DIM_LIMIT, MMMulSat(MM_DIM_PER_ENTRY, (unsigned long long)d->nz));
+
+      PetscCheck((unsigned long long)d->M <= limit && (unsigned long long)d->N <= limit, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
+                 MM_AT "%" PetscInt64_FMT " x %" PetscInt64_FMT " matrix with only %" PetscInt64_FMT " entr%s: at most %llu rows and columns are accepted (the larger of %" PetscInt64_FMT " and %d per entry); -mm_max_dim <n> sets another limit", MM_LOC(r), d->M, d->N, d->nz,
+                 d->nz == 1 ? "y" : "ies", limit, MM_MIN_DIM_LIMIT, MM_DIM_PER_ENTRY);
     }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -408,17 +436,30 @@ static PetscErrorCode MMStore(MMReader *r, MMData *d, PetscInt li, PetscInt gj, 
   d->tj[d->cnt] = gj;
   d->tv[d->cnt] = v;
   d->cnt++;
-  d->rowcnt[li + 1]++;
-  /* duplicates are counted too; capping keeps the preallocation valid (a row cannot exceed the block width) */
-  if (gj >= d->cstart && gj < d->cstart + d->n) {
-    if (d->dnnz[li] < d->n) d->dnnz[li]++;
-  } else if (d->onnz[li] < (PetscInt)d->N - d->n) d->onnz[li]++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The per-row counts, from the stored triplets: allocated only now that every entry was read and the sizes were
+   found consistent with them. */
+static PetscErrorCode MMCountRows(MMData *d)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc3(d->m, &d->dnnz, d->m, &d->onnz, d->m + 1, &d->rowcnt));
+  for (PetscCount k = 0; k < d->cnt; k++) {
+    const PetscInt li = d->ti[k], gj = d->tj[k];
+
+    d->rowcnt[li + 1]++;
+    /* duplicates are counted too; capping keeps the preallocation valid (a row cannot exceed the block width) */
+    if (gj >= d->cstart && gj < d->cstart + d->n) {
+      if (d->dnnz[li] < d->n) d->dnnz[li]++;
+    } else if (d->onnz[li] < (PetscInt)d->N - d->n) d->onnz[li]++;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MMReadEntries(MMReader *r, MMData *d)
 {
-  const PetscInt64 sizeline = r->lineno;
+  const PetscInt64 sizeline = d->sizeline;
   PetscInt64       k        = 0, i, j;
   PetscScalar      v;
   PetscBool        got;
@@ -476,9 +517,9 @@ static PetscErrorCode MMReadLocal(MPI_Comm comm, const char fname[], MMReader *r
   PetscCall(PetscSplitOwnership(comm, &m, &M));
   PetscCheck(m == d->m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Local row count %" PetscInt_FMT " differs from PetscSplitOwnership() %" PetscInt_FMT, d->m, m);
 
-  PetscCall(PetscCalloc3(d->m, &d->dnnz, d->m, &d->onnz, d->m + 1, &d->rowcnt));
   PetscCall(MMReadEntries(r, d));
   PetscCall(MMReaderClose(r, PETSC_TRUE));
+  PetscCall(MMCountRows(d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -550,6 +591,13 @@ static PetscErrorCode MMBuild(MMData *d, Mat A)
   Every rank reads the whole file and keeps the entries of its own rows, so this is meant for test and benchmark
   inputs, not for very large files; use `MatLoad()` with a PETSc binary file for those. Any malformed input gives an
   error that names the file and the line, and on error `*A` is `NULL` and nothing is leaked.
+
+  The sizes must be justified by the entries: a file may declare at most the larger of 2^20 and 64 times its number of
+  entries as rows or columns (a 100000000 x 100000000 matrix with 1 entry is refused, before anything proportional
+  to its size is allocated). Memory proportional to the number of rows is allocated only after every entry was read.
+
+  Options Database Key:
+. -mm_max_dim <n> - the largest number of rows or columns accepted, instead of that rule
 
 .seealso: `MatLoad()`, `MATAIJ`, `MatCreateAIJ()`
 @*/
