@@ -57,7 +57,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check check-asan fuzz fuzz-build fuzz-deps bench plots
+.PHONY: all deps check test demo clean need-petsc cuda-check check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -159,6 +159,39 @@ check-asan:
 	echo "check-asan: tests took $$(( $$(date +%s) - built )) s (total $$(( $$(date +%s) - start )) s)"; \
 	if grep -lE 'ERROR: AddressSanitizer|runtime error:' $(ASAN_BUILD)/test-logs/*.log $(ASAN_BUILD)/petsc-tutorials/*.err 2>/dev/null; then \
 	  echo "check-asan: sanitizer reports in the logs above"; rc=1; fi; \
+	exit $$rc
+
+# make check-valgrind: library, tests and tutorials built -O1 -g into VALGRIND_BUILD, then tests/valgrind.sh: a bounded
+# subset of the tests (state, parity, property, Matrix Market reader, KSP; 1 and 2 ranks, 2 OpenMP threads) under
+# valgrind memcheck, where every error and every definite leak fails (suppressions: tests/valgrind.supp, Open MPI
+# noise only), and the same programs natively with PETSc's -malloc_debug -malloc_dump. About 2-3 minutes on 2 cores.
+VALGRIND_BUILD ?= $(TOP)/build-valgrind
+check-valgrind:
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory BUILD=$(VALGRIND_BUILD) LIBDIR=$(VALGRIND_BUILD)/lib OPTFLAGS="-O1 -g" all || exit 1; \
+	echo "check-valgrind: build took $$(( $$(date +%s) - start )) s"; \
+	BUILD=$(VALGRIND_BUILD) MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/valgrind.sh; rc=$$?; \
+	echo "check-valgrind: total $$(( $$(date +%s) - start )) s"; \
+	exit $$rc
+
+# make check-race: library, tests and tutorials built with clang -fsanitize=thread against LLVM's OpenMP runtime
+# (libomp) into RACE_BUILD, then tests/race.sh: small matrices on 2-4 threads through every OpenMP region of the library
+# (structure build and ordering, value refresh, MatMult/MatMultAdd; k = 1..3, orderings natural/rcm/bandk), with LLVM's
+# Archer tool giving TSan OpenMP's synchronisation. PETSc and MPI are not instrumented. Under a minute on 2 cores.
+RACE_CC    ?= clang
+RACE_BUILD ?= $(TOP)/build-race
+RACE_SAN   ?= -fsanitize=thread -fno-omit-frame-pointer
+race-deps:
+	@RACE_CC=$(RACE_CC) bash $(TOP)/configure-hooks/install-tsan-deps.sh
+
+check-race: need-petsc
+	@$(MAKE) --no-print-directory race-deps || exit 1; \
+	start=$$(date +%s); \
+	OMPI_CC=$(RACE_CC) MPICH_CC=$(RACE_CC) $(MAKE) --no-print-directory BUILD=$(RACE_BUILD) LIBDIR=$(RACE_BUILD)/lib \
+	  OPENMP_FLAGS="-fopenmp=libomp" OPTFLAGS="-O1 -g $(RACE_SAN)" EXTRA_LDFLAGS="$(RACE_SAN)" all || exit 1; \
+	echo "check-race: build took $$(( $$(date +%s) - start )) s"; \
+	BUILD=$(RACE_BUILD) MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/race.sh; rc=$$?; \
+	echo "check-race: total $$(( $$(date +%s) - start )) s"; \
 	exit $$rc
 
 # make fuzz: libFuzzer (clang, ASan+UBSan) on MatCSRKReadMatrixMarket(); mmread.c is compiled into the fuzzer.

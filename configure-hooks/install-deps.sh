@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks what petsc-csrk needs and, on Debian/Ubuntu as root, installs what is missing:
 #   PETSc (petsc-dev, unless PETSC_DIR is set), METIS (libmetis-dev, unless METIS_DIR is set), Open MPI (openmpi-bin),
-#   zlib, pkg-config, and PETSc's example sources (libpetsc*-dev-examples, for the unmodified-tutorial tests).
+#   zlib, pkg-config, PETSc's example sources (libpetsc*-dev-examples, for the unmodified-tutorial tests) and valgrind
+#   (for make check-valgrind).
 # Otherwise it prints the packages to install and fails.
 set -euo pipefail
 
@@ -31,6 +32,7 @@ fi
 command -v mpiexec >/dev/null || missing+=(openmpi-bin)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+command -v valgrind >/dev/null || missing+=(valgrind)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "dependencies: all present"
