@@ -658,9 +658,10 @@ static PetscErrorCode CSRKBandK(const CSRKGraph *g, PetscInt gnodes, PetscInt *n
 */
 PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt bs, PetscInt grouprows, PetscInt nthreads, PetscInt **perm, PetscInt *ngroups, PetscInt **groupptr)
 {
-  PetscInt  m, nn, *nodeorder;
-  CSRKGraph g;
-  int       nt = 1;
+  PetscInt       m, nn, *nodeorder;
+  CSRKGraph      g;
+  int            nt = 1;
+  PetscLogDouble t0, t1, t2;
 
   PetscFunctionBegin;
   *perm     = NULL;
@@ -671,7 +672,9 @@ PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt 
 #if defined(_OPENMP)
   nt = nthreads > 0 ? (int)nthreads : omp_get_max_threads();
 #endif
+  PetscCall(PetscTime(&t0));
   PetscCall(CSRKGraphFromMat(A, bs, (PetscBool)(ordering == MAT_CSRK_ORDERING_RCM), nt, &g, &bs));
+  PetscCall(PetscTime(&t1));
   nn = g.n;
   PetscCall(PetscMalloc1(nn + 1, &nodeorder));
   if (ordering == MAT_CSRK_ORDERING_RCM) PetscCall(CSRKGraphRCM(&g, nodeorder));
@@ -679,6 +682,8 @@ PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt 
     PetscCall(CSRKBandK(&g, PetscMax(grouprows / bs, 1), nodeorder, ngroups, groupptr));
     for (PetscInt q = 0; q <= *ngroups; q++) (*groupptr)[q] *= bs;
   }
+  PetscCall(PetscTime(&t2));
+  PetscCall(PetscInfo(A, "Ordering %s: graph %g s, ordering of its %" PetscInt_FMT " nodes %g s\n", MatCSRKOrderings[ordering], t1 - t0, nn, t2 - t1));
   PetscCall(CSRKGraphDestroy(&g));
   PetscCall(PetscMalloc1(m, perm));
   for (PetscInt q = 0; q < nn; q++)
