@@ -190,7 +190,7 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
     if (!perm) {
-      memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0]));
+      if (rp[r1] > rp[r0]) memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* empty blocks have no arrays */
       for (CSRKIdx q = rp[r0]; q < rp[r1]; q++) cj[q] = (CSRKIdx)aj[q];
     } else {
       for (PetscInt r = r0; r < r1; r++) {
@@ -564,7 +564,9 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
     t = omp_get_thread_num();
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
-    if (!sp) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
+    if (!sp) {
+      if (rp[r1] > rp[r0]) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
+    }
     else {
       for (PetscInt r = r0; r < r1; r++) {
         const PetscScalar *restrict src = a + sp[r];
