@@ -566,8 +566,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
     CSRKThreadRows(st, t, &r0, &r1);
     if (!sp) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
-    }
-    else {
+    } else {
       for (PetscInt r = r0; r < r1; r++) {
         const PetscScalar *restrict src = a + sp[r];
         PetscScalar *restrict       dst = v + rp[r];
