@@ -202,8 +202,10 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
           const PetscInt na = ai[perm[r + ahead]], nlen = rp[r + ahead + 1] - rp[r + ahead];
           for (PetscInt q = 0; q < nlen; q += 8) __builtin_prefetch(aa + na + q);
           for (PetscInt q = 0; q < nlen; q += 64 / (PetscInt)sizeof(PetscInt)) __builtin_prefetch(aj + na + q);
-          __builtin_prefetch(aa + na + nlen - 1);
-          __builtin_prefetch(aj + na + nlen - 1);
+          if (nlen) {
+            __builtin_prefetch(aa + na + nlen - 1);
+            __builtin_prefetch(aj + na + nlen - 1);
+          }
         }
         if (r + ahead / 2 < r1) {
           const PetscInt nb = ai[perm[r + ahead / 2]], blen = rp[r + ahead / 2 + 1] - rp[r + ahead / 2];
@@ -575,7 +577,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
           const PetscScalar *next = a + sp[r + ahead];
           const CSRKIdx      nlen = rp[r + ahead + 1] - rp[r + ahead];
           for (CSRKIdx q = 0; q < nlen; q += 8) __builtin_prefetch(next + q);
-          __builtin_prefetch(next + nlen - 1);
+          if (nlen) __builtin_prefetch(next + nlen - 1);
         }
         for (CSRKIdx q = 0; q < len; q++) dst[q] = src[q];
       }

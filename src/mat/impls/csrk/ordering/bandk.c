@@ -382,7 +382,7 @@ static void CSRKCMSweep(const CSRKGraph *g, CSRKNode *nd, PetscInt root, PetscIn
     if (head + 10 < tail) {
       const PetscInt w = order[head + 10];
       for (PetscInt q = xadj[w]; q < xadj[w + 1]; q += 64 / (PetscInt)sizeof(PetscInt)) __builtin_prefetch(adj + q);
-      __builtin_prefetch(adj + xadj[w + 1] - 1);
+      if (xadj[w + 1] > xadj[w]) __builtin_prefetch(adj + xadj[w + 1] - 1);
     }
     if (head + 5 < tail) {
       const PetscInt w = order[head + 5];
