@@ -7,7 +7,7 @@
 set -euo pipefail
 
 missing=()
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+. "$(dirname "$0")/apt.sh"
 
 if [ -n "${PETSC_DIR:-}" ]; then
   conf="$PETSC_DIR/${PETSC_ARCH:-}/lib/petsc/conf/petscvariables"
@@ -38,19 +38,10 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "dependencies: all present"
   exit 0
 fi
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-  echo "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # petsc-dev was missing: its examples package is named after the version it brought
-  if [[ " ${missing[*]} " == *" petsc-dev "* ]]; then
-    ver=$(pkg-config --modversion PETSc | cut -d. -f1,2)
-    apt-get install -y -qq --no-install-recommends "libpetsc${ver}-dev-examples" >/dev/null || echo "note: libpetsc${ver}-dev-examples not available: the unmodified-tutorial tests will be skipped"
-  fi
-  echo "dependencies: installed"
-else
-  echo "missing: ${missing[*]}" >&2
-  echo "install them with: sudo apt-get install ${missing[*]}   (or set PETSC_DIR/PETSC_ARCH and METIS_DIR)" >&2
-  exit 1
+apt_install "or set PETSC_DIR/PETSC_ARCH and METIS_DIR" "${missing[@]}"
+# petsc-dev was missing: its examples package is named after the version it brought
+if [[ " ${missing[*]} " == *" petsc-dev "* ]]; then
+  ver=$(pkg-config --modversion PETSc | cut -d. -f1,2)
+  apt-get install -y -qq --no-install-recommends "libpetsc${ver}-dev-examples" >/dev/null || echo "note: libpetsc${ver}-dev-examples not available: the unmodified-tutorial tests will be skipped"
 fi
+echo "dependencies: installed"

@@ -6,19 +6,8 @@
 set -euo pipefail
 
 cc=${FUZZ_CC:-clang}
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-apt_install() {
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    echo "installing: $*"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-  else
-    echo "missing: $*" >&2
-    echo "install them with: sudo apt-get install $*   (or set FUZZ_CC to a clang with libFuzzer)" >&2
-    exit 1
-  fi
-}
+. "$(dirname "$0")/apt.sh"
+hint="or set FUZZ_CC to a clang with libFuzzer"
 # does $cc link a libFuzzer target?
 links_fuzzer() {
   local d; d=$(mktemp -d)
@@ -27,7 +16,7 @@ links_fuzzer() {
   rm -rf "$d"; return $rc
 }
 
-command -v "$cc" >/dev/null || apt_install clang
+command -v "$cc" >/dev/null || apt_install "$hint" clang
 if ! links_fuzzer; then
   major=$("$cc" -dumpversion | cut -d. -f1)
   pkgs=()
@@ -35,7 +24,7 @@ if ! links_fuzzer; then
     if ! have_pkg "$p" && apt-cache show "$p" >/dev/null 2>&1; then pkgs+=("$p"); break; fi
   done
   [ ${#pkgs[@]} -gt 0 ] || { echo "$cc cannot link -fsanitize=fuzzer and no libclang-rt-$major-dev package was found" >&2; exit 1; }
-  apt_install "${pkgs[@]}"
+  apt_install "$hint" "${pkgs[@]}"
   links_fuzzer || { echo "$cc still cannot link -fsanitize=fuzzer after installing ${pkgs[*]}" >&2; exit 1; }
 fi
 echo "fuzz dependencies: $("$cc" --version | head -n 1), libFuzzer links"

@@ -6,20 +6,10 @@
 set -euo pipefail
 
 cc=${RACE_CC:-clang}
-apt_install() {
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-    echo "installing: $*"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-  else
-    echo "missing: $*" >&2
-    echo "install them with: sudo apt-get install $*   (or set RACE_CC to a clang with TSan and libomp)" >&2
-    exit 1
-  fi
-}
+. "$(dirname "$0")/apt.sh"
+hint="or set RACE_CC to a clang with TSan and libomp"
 
-command -v "$cc" >/dev/null || apt_install clang
+command -v "$cc" >/dev/null || apt_install "$hint" clang
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 printf '#include <omp.h>\n#include <stdio.h>\nint main(void) { int a[2] = {0, 0};\n#pragma omp parallel num_threads(2)\n  a[omp_get_thread_num()] = 1;\n  printf("%%d\\n", a[0] + a[1]); return 0; }\n' >"$d/t.c"
@@ -36,7 +26,7 @@ if ! links || [ -z "$(archer)" ]; then
     if apt-cache show "$p" >/dev/null 2>&1; then pkgs+=("$p"); break; fi
   done
   [ ${#pkgs[@]} -gt 0 ] || { echo "$cc cannot link -fopenmp=libomp -fsanitize=thread and no libomp-dev package was found" >&2; cat "$d/cc.log" >&2; exit 1; }
-  apt_install "${pkgs[@]}"
+  apt_install "$hint" "${pkgs[@]}"
   links || { echo "$cc still cannot link -fopenmp=libomp -fsanitize=thread after installing ${pkgs[*]}" >&2; cat "$d/cc.log" >&2; exit 1; }
 fi
 lib=$(archer)
