@@ -4,24 +4,19 @@ static const char help[] = "MatMult family of csrk against aij, for every orderi
                            "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n";
 
 #include <petsccsrk.h>
+#include "testutil.h"
 
 /* relative error of y against the reference yref, infinite norm; NaN (a poisoned, unwritten entry) fails */
 static PetscErrorCode Compare(Vec y, Vec yref, const char *what, const char *config, PetscReal tol, PetscInt *nfail)
 {
-  Vec       d;
-  PetscReal err, ref;
+  PetscReal err;
 
   PetscFunctionBegin;
-  PetscCall(VecDuplicate(y, &d));
-  PetscCall(VecWAXPY(d, -1.0, yref, y));
-  PetscCall(VecNorm(d, NORM_INFINITY, &err));
-  PetscCall(VecNorm(yref, NORM_INFINITY, &ref));
-  err = err / PetscMax(ref, PETSC_SMALL);
+  PetscCall(TestRelativeError(y, yref, &err));
   if (!(err <= tol)) {
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)y), "FAIL %s %s: relative error %g\n", config, what, (double)err));
     (*nfail)++;
   }
-  PetscCall(VecDestroy(&d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

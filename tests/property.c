@@ -4,6 +4,7 @@ static const char help[] = "Seeded property test: random aij matrices (sizes, la
                            "  -case <c>: only case c (what a failure line asks for) -tol <1e-12> -verbose: a line per case and step\n";
 
 #include <petsccsrk.h>
+#include "testutil.h"
 
 typedef enum {
   STEP_VALUES,
@@ -152,16 +153,10 @@ static PetscErrorCode ErrorHandler(MPI_Comm comm, int line, const char *func, co
 /* relative error of y against yref, infinite norm; NaN (a poisoned entry left unwritten) fails */
 static PetscErrorCode Compare(Vec y, Vec yref, const char *what)
 {
-  Vec       d;
-  PetscReal err, ref;
+  PetscReal err;
 
   PetscFunctionBegin;
-  PetscCall(VecDuplicate(y, &d));
-  PetscCall(VecWAXPY(d, -1.0, yref, y));
-  PetscCall(VecNorm(d, NORM_INFINITY, &err));
-  PetscCall(VecNorm(yref, NORM_INFINITY, &ref));
-  PetscCall(VecDestroy(&d));
-  err /= PetscMax(ref, PETSC_SMALL);
+  PetscCall(TestRelativeError(y, yref, &err));
   nchecks++;
   if (!(err <= tol)) {
     nfail++;

@@ -2,6 +2,7 @@ static const char help[] = "Conversions and changes of values and pattern: after
                            "  -problem <name> -n <n> | -f <file>, plus any -mat_csrk_* option for the csrk matrices\n";
 
 #include <petsccsrk.h>
+#include "testutil.h"
 
 static PetscInt nfail = 0, nchecks = 0;
 static char     ctype[64] = MATCSRK, seqtype[64], mpitype[64];
@@ -9,13 +10,12 @@ static char     ctype[64] = MATCSRK, seqtype[64], mpitype[64];
 /* products of C against those of A, outputs poisoned with NaN first */
 static PetscErrorCode Check(Mat A, Mat C, const char *step)
 {
-  Vec       x, y, yref, d;
-  PetscReal err, ref;
+  Vec       x, y, yref;
+  PetscReal err;
 
   PetscFunctionBegin;
   PetscCall(MatCreateVecs(C, &x, &yref)); /* vectors of the tested type: device vectors for csrkcuda */
   PetscCall(VecDuplicate(yref, &y));
-  PetscCall(VecDuplicate(yref, &d));
   {
     PetscRandom rnd;
     PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)A), &rnd));
@@ -27,10 +27,7 @@ static PetscErrorCode Check(Mat A, Mat C, const char *step)
   PetscCall(MatMult(A, x, yref));
   PetscCall(VecSet(y, (PetscScalar)NAN));
   PetscCall(MatMult(C, x, y));
-  PetscCall(VecWAXPY(d, -1.0, yref, y));
-  PetscCall(VecNorm(d, NORM_INFINITY, &err));
-  PetscCall(VecNorm(yref, NORM_INFINITY, &ref));
-  err /= PetscMax(ref, PETSC_SMALL);
+  PetscCall(TestRelativeError(y, yref, &err));
   nchecks++;
   if (!(err <= 1e-12)) {
     nfail++;
@@ -54,7 +51,6 @@ static PetscErrorCode Check(Mat A, Mat C, const char *step)
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&yref));
-  PetscCall(VecDestroy(&d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
