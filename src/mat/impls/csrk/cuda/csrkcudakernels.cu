@@ -291,6 +291,12 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* lanes per row of the vector kernel for a mean row length (a thread per row up to 8 entries) */
+static inline PetscInt CSRKWidthForMean(PetscReal mean)
+{
+  return mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
+}
+
 /* Padded size of the sliced storage: super-row s takes (rows of s) x (its longest row) entries, rounded up to 32 so
    that every super-row starts on an aligned segment */
 static PetscInt64 CSRKSlicedOffsets(const MatCSRKStructure *st, CSRKIdx *sliceptr, PetscInt *maxh)
@@ -367,7 +373,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
     }
     PetscCheck(opt->cuda_kernel != MAT_CSRK_CUDA_KERNEL_STREAM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", maxu);
   }
-  if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : (mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32);
+  if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : CSRKWidthForMean(mean);
   PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
   d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
   /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
@@ -425,7 +431,41 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Launch grouping of a plain row list (the compressed rows, the rows of the stored transpose): a block per run of
+   `per` consecutive rows */
+static PetscErrorCode CSRKUploadRowGroups(PetscInt nrows, PetscInt per, CSRKIdx **unitptr, CSRKIdx **srptr, PetscInt *nunits, size_t *bytes)
+{
+  CSRKIdx *u, *srp;
+
+  PetscFunctionBegin;
+  *nunits = (nrows + per - 1) / per;
+  PetscCall(PetscMalloc2(*nunits + 1, &u, *nunits + 1, &srp));
+  for (PetscInt i = 0; i <= *nunits; i++) {
+    u[i]   = (CSRKIdx)i;
+    srp[i] = (CSRKIdx)PetscMin(i * per, nrows);
+  }
+  PetscCall(CSRKUpload(unitptr, u, *nunits + 1, bytes));
+  PetscCall(CSRKUpload(srptr, srp, *nunits + 1, bytes));
+  PetscCall(PetscFree2(u, srp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The launch of such a grouping: a thread per row (width 1) or a sub-warp of `width` lanes per row, no long-row pass */
+static void CSRKRowGroupLaunch(const CSRKDevice *d, PetscInt width, PetscInt per, PetscInt nunits, CSRKDevice *c)
+{
+  *c         = *d;
+  c->kernel  = width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
+  c->width   = width;
+  c->bx      = width == 1 ? (unsigned)per : (unsigned)width;
+  c->by      = width == 1 ? 1 : (unsigned)PetscMax(1, 256 / width);
+  c->bz      = 1;
+  c->nunits  = nunits;
+  c->nlong   = 0;
+  c->longlen = CSRK_IDX_MAX;
+}
+
 #define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
+#define CSRK_TRANSPOSE_ROWS_PER_BLOCK  32
 
 /* Launch grouping over the non-empty rows of a natural-order block in which most rows are empty (the off-process
    block of an MPI matrix: only rows next to other processes' rows have entries there). The CSR arrays stay as they
@@ -433,7 +473,7 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st,
    [rowptr[crows[i]], rowptr[crows[i + 1]]) and the kernels write through crows as through a row permutation. */
 static PetscErrorCode CSRKBuildCompressed(CSRKDevice *d, const MatCSRKStructure *st, size_t *bytes)
 {
-  CSRKIdx       *rows, *rp, *u, *srp;
+  CSRKIdx       *rows, *rp;
   PetscInt       nc = 0;
   const PetscInt per = CSRK_COMPRESSED_ROWS_PER_BLOCK;
   PetscReal      mean;
@@ -446,21 +486,13 @@ static PetscErrorCode CSRKBuildCompressed(CSRKDevice *d, const MatCSRKStructure 
       rp[nc++] = st->rowptr[r];
     }
   rp[nc]     = st->rowptr[st->m];
-  d->nc      = nc;
-  d->cnunits = (nc + per - 1) / per;
-  mean       = nc ? (PetscReal)st->nnz / nc : 0;
-  d->cwidth  = mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
-  PetscCall(PetscMalloc2(d->cnunits + 1, &u, d->cnunits + 1, &srp));
-  for (PetscInt i = 0; i <= d->cnunits; i++) {
-    u[i]   = (CSRKIdx)i;
-    srp[i] = (CSRKIdx)PetscMin(i * per, nc);
-  }
+  d->nc     = nc;
+  mean      = nc ? (PetscReal)st->nnz / nc : 0;
+  d->cwidth = CSRKWidthForMean(mean);
   PetscCall(CSRKUpload(&d->crows, rows, nc, bytes));
   PetscCall(CSRKUpload(&d->crowptr, rp, nc + 1, bytes));
-  PetscCall(CSRKUpload(&d->cunitptr, u, d->cnunits + 1, bytes));
-  PetscCall(CSRKUpload(&d->csrptr, srp, d->cnunits + 1, bytes));
+  PetscCall(CSRKUploadRowGroups(nc, per, &d->cunitptr, &d->csrptr, &d->cnunits, bytes));
   PetscCall(PetscFree2(rows, rp));
-  PetscCall(PetscFree2(u, srp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -606,17 +638,10 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
   PetscCall(CSRKGetStream(&stream));
   if (d->crows) {
     /* the empty rows get z (or 0), then the non-empty ones add their products in place */
-    CSRKDevice c = *d;
+    CSRKDevice c;
     if (!z) PetscCallCUDA(cudaMemsetAsync(y, 0, sizeof(PetscScalar) * d->m, stream));
     else if (z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, sizeof(PetscScalar) * d->m, cudaMemcpyDeviceToDevice, stream));
-    c.kernel  = d->cwidth == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
-    c.width   = d->cwidth;
-    c.bx      = d->cwidth == 1 ? CSRK_COMPRESSED_ROWS_PER_BLOCK : (unsigned)d->cwidth;
-    c.by      = d->cwidth == 1 ? 1 : (unsigned)PetscMax(1, 256 / d->cwidth);
-    c.bz      = 1;
-    c.nunits  = d->cnunits;
-    c.nlong   = 0;
-    c.longlen = CSRK_IDX_MAX;
+    CSRKRowGroupLaunch(d, d->cwidth, CSRK_COMPRESSED_ROWS_PER_BLOCK, d->cnunits, &c);
     PetscCall(CSRKLaunch(&c, d->cunitptr, d->csrptr, d->crowptr, d->colidx, d->val, d->crows, x, y, y, stream));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -651,20 +676,7 @@ static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *
   PetscCall(CSRKUpload(&d->tcolidx, tc, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->tmap, tm, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->tval, (PetscScalar *)NULL, st->nnz, &bytes));
-  {
-    /* the rows of S^T grouped by 32 for the launch, one block each */
-    const PetscInt per = 32;
-    CSRKIdx       *u, *srp;
-    d->tnunits = (st->n + per - 1) / per;
-    PetscCall(PetscMalloc2(d->tnunits + 1, &u, d->tnunits + 1, &srp));
-    for (PetscInt i = 0; i <= d->tnunits; i++) {
-      u[i]   = (CSRKIdx)i;
-      srp[i] = (CSRKIdx)PetscMin(i * per, st->n);
-    }
-    PetscCall(CSRKUpload(&d->tunitptr, u, d->tnunits + 1, &bytes));
-    PetscCall(CSRKUpload(&d->tsrptr, srp, d->tnunits + 1, &bytes));
-    PetscCall(PetscFree2(u, srp));
-  }
+  PetscCall(CSRKUploadRowGroups(st->n, CSRK_TRANSPOSE_ROWS_PER_BLOCK, &d->tunitptr, &d->tsrptr, &d->tnunits, &bytes)); /* the rows of S^T */
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
   PetscCall(PetscFree(tp));
   PetscCall(PetscFree3(tc, tm, fill));
@@ -697,16 +709,8 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
     PetscCallCUDA(cudaGetLastError());
     x = d->xtwork;
   }
-  /* S^T as a CSR-1 launch over its rows grouped by 32 */
-  t          = *d;
-  t.width    = d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8;
-  t.kernel   = t.width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
-  t.bx       = t.width == 1 ? 32 : 8;
-  t.by       = t.width == 1 ? 1 : 32;
-  t.bz       = 1;
-  t.nlong    = 0;
-  t.longlen  = CSRK_IDX_MAX;
-  t.nunits   = d->tnunits;
+  /* S^T as a CSR-1 launch over its rows grouped by CSRK_TRANSPOSE_ROWS_PER_BLOCK */
+  CSRKRowGroupLaunch(d, d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8, CSRK_TRANSPOSE_ROWS_PER_BLOCK, d->tnunits, &t);
   /* renumbered: y[perm[c]] = z[perm[c]] + (S^T xp)[c], the same scatter as the forward product */
   PetscCall(CSRKLaunch(&t, d->tunitptr, d->tsrptr, d->trowptr, d->tcolidx, d->tval, d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? d->perm : NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
