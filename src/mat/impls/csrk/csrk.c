@@ -26,6 +26,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
   opt->nthreads = PETSC_DECIDE;
   opt->tune     = MAT_CSRK_TUNING_MODEL;
+  opt->compress = PETSC_TRUE;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
@@ -35,7 +36,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
 
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
                     a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 
@@ -89,6 +90,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
                              (PetscEnum *)&opt->layout, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream) or a warp per column-major super-row (sliced)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -146,6 +148,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
   if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "tuning model\n"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
@@ -525,6 +528,38 @@ PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
   PetscFunctionBegin;
   PetscCall(MatCSRKGetOptions_Private(A, &opt));
   *tuning = opt.tune;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetIndexCompression - sets whether the kernels may read column indices stored as small offsets
+
+  Logically Collective
+
+  Input Parameters:
++ A        - the matrix, of type `MATCSRK` or `MATCSRKCUDA`
+- compress - `PETSC_TRUE` (the default) or `PETSC_FALSE` for plain 32-bit column indices
+
+  Options Database Key:
+. -mat_csrk_compress_indices <bool> - the compression
+
+  Level: advanced
+
+  Notes:
+  SpMV streams the matrix: a nonzero is 8 bytes of value and 4 of column index. Where the indices allow it, fewer
+  bytes are stored. The CPU kernels store the column minus the row in 16 bits when every entry of a block is
+  within 32767 of the diagonal, as in a banded or reordered matrix. The GPU's sliced kernel stores, per super-row
+  and per entry position, the smallest column and 8- or 16-bit offsets from it, or plain indices where the
+  offsets do not fit. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
+  bytes per index in effect.
+
+.seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKGetInfo()`
+@*/
+PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveBool(A, compress, 2);
+  MatCSRKSetField(A, compress, compress);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -26,6 +26,7 @@ typedef struct {
   MatCSRKLayout   layout;
   PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
   MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
+  PetscBool       compress; /* column indices stored as small offsets where they fit */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
@@ -43,7 +44,9 @@ typedef struct {
   MatCSRKLayout   layout;   /* in effect */
   PetscInt        nsr, nssr;
   CSRKIdx        *rowptr;   /* m+1 */
-  CSRKIdx        *colidx;   /* nnz */
+  CSRKIdx        *colidx;   /* nnz; NULL when the kernels read coloff instead */
+  int16_t        *coloff;   /* nnz: column minus row of each entry, when every one fits in 16 bits (else NULL) */
+  PetscInt        index_bytes; /* bytes per column index the CPU kernels read: 2 (coloff) or 4 (colidx) */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */

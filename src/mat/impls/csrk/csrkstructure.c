@@ -521,6 +521,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   st->fill_time  = t1 - tf;
   if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
   PetscCall(PetscFree(groupptr));
+  st->index_bytes = sizeof(CSRKIdx);
   st->bytes = (PetscLogDouble)(st->nsr + 1) * sizeof(CSRKIdx);
   if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);

@@ -98,7 +98,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   Mat            Ad;
   MatCSRKInfo    loc;
   PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[4], isum[2];
+  PetscInt       imax[5], isum[2];
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
@@ -109,6 +109,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   imax[1] = loc.bw_after;
   imax[2] = loc.nbuilds;
   imax[3] = loc.nrefresh;
+  imax[4] = loc.index_bytes;
   isum[0] = loc.nsr;
   isum[1] = loc.nssr;
   dmax[0] = loc.build_time;
@@ -123,7 +124,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
       dmax[0] += off.build_time;
     }
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 4, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 5, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 2, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
@@ -131,6 +132,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   info->bw_after   = imax[1];
   info->nbuilds    = imax[2];
   info->nrefresh   = imax[3];
+  info->index_bytes = imax[4];
   info->nsr        = isum[0];
   info->nssr       = isum[1];
   info->build_time = dmax[0];

@@ -158,6 +158,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->bytes      = st->bytes;
     info->tuning      = st->tuning;
     info->ncandidates = st->ncand;
+    info->index_bytes = st->index_bytes;
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
@@ -318,6 +319,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
 .  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure
 .  -mat_csrk_layout <renumbered,rowperm> - storage of a reordered matrix
 .  -mat_csrk_tune <model,search> - sizes from the model or from timed candidates
+.  -mat_csrk_compress_indices <bool> - column indices as 16-bit offsets from the diagonal where they fit
 -  -mat_csrk_threads <n> - OpenMP threads of the kernels
 
    Level: beginner
