@@ -71,6 +71,20 @@ case " $phases " in *" test "*)
     done
   done
   for w in 2 4 8 16 32; do run "parity width $w" 1 "$build/tests/parity" -problem lap3d27 -n 16 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector -mat_csrk_cuda_width $w; done
+  # sliced column indices: each code (8-bit, 16-bit offsets, 32-bit columns) and compression off
+  for c in 0 1; do
+    o="-ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel sliced -mat_csrk_compress_indices $c"
+    run "parity sliced compress=$c lap3d27" 1 "$build/tests/parity" -problem lap3d27 -n 40 $o
+    run "parity sliced compress=$c random" 1 "$build/tests/parity" -problem random -n 3000 $o
+    run "parity sliced compress=$c permuted natural" 1 "$build/tests/parity" -problem lap3d7 -n 30 -permute 1 -mat_csrk_ordering natural $o
+  done
+  codes() { "$build/tests/parity" "$@" -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel sliced -info 2>&1 | grep -m 1 "Sliced column indices"; }
+  got=$(codes -problem lap3d27 -n 40)
+  if echo "$got" | grep -Eq "8-bit offsets [1-9][0-9]*, 16-bit offsets [1-9][0-9]*, 32-bit columns 0"; then pass=$((pass + 1)); echo "ok   sliced index codes of a stencil: $got"
+  else fail=$((fail + 1)); echo "FAIL sliced index codes of a stencil: '$got'"; fi
+  got=$(codes -problem random -n 100000)
+  if echo "$got" | grep -Eq "32-bit columns [1-9]"; then pass=$((pass + 1)); echo "ok   sliced index codes of a random matrix: $got"
+  else fail=$((fail + 1)); echo "FAIL sliced index codes of a random matrix: '$got'"; fi
   for np in 1 2; do
     run "parity csrkcuda MPI" $np "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
     run "state csrkcuda" $np "$build/tests/state" -ctype csrkcuda
@@ -109,7 +123,7 @@ esac
 
 case " $phases " in *" bench "*)
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-  types=${BENCH_TYPES:-aijcusparse,sellcuda,csrkcuda}
+  types=${BENCH_TYPES:-aijcusparse,sellcuda,csrkcuda,csrkcuda:compress=0}
   for p in $(echo "${BENCH_PROBLEMS:-lap3d27:200,lap3d7:256,elasticity3d:100,powerlaw:4000000}" | tr , ' '); do
     timeout 200 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "$types" -ref aijcusparse -reps 200 -warmup 20 -stream 0 -solve "${BENCH_SOLVE:-1}" -o "$out/bench-gpu.csv" 2>/dev/null | tail -n 14
   done

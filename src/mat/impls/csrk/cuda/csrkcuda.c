@@ -32,6 +32,8 @@ static PetscErrorCode MatSeqCSRKCUDAGetDevice(Mat A, CSRKDevice **dev, MatCSRKSt
       const CSRKDevice *d = (CSRKDevice *)sp->device;
       PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows, %" PetscInt_FMT " padded entries (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], d->width, d->bx, d->by, d->bz, d->nlong,
                           d->pnnz, (double)d->mean, (double)d->var, d->maxlen));
+      if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED)
+        PetscCall(PetscInfo(A, "Sliced column indices: %g bytes per padded entry; super-rows with 8-bit offsets %" PetscInt_FMT ", 16-bit offsets %" PetscInt_FMT ", 32-bit columns %" PetscInt_FMT "\n", (double)d->index_bytes, d->nslices[0], d->nslices[1], d->nslices[2]));
     }
   } else if (sp->dev_nrefresh != sp->nrefresh) {
     PetscCall(MatCSRKCUDADeviceUpload(*st, &sp->opt, PETSC_FALSE, (CSRKDevice **)&sp->device));
@@ -291,7 +293,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 +  -mat_type csrkcuda - selects it (with -vec_type cuda, or -dm_vec_type cuda for DM programs)
 .  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced> - the kernel
 .  -mat_csrk_cuda_width <n> - lanes per row of the vector kernel
--  -mat_csrk_cuda_long <n> - rows longer than this go to the block-per-row kernel
+.  -mat_csrk_cuda_long <n> - rows longer than this go to the block-per-row kernel
+-  -mat_csrk_compress_indices <bool> - 8- or 16-bit column offsets in the sliced kernel where they fit
 
    Level: beginner
 

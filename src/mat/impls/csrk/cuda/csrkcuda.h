@@ -24,9 +24,14 @@ typedef struct {
   CSRKIdx     *tunitptr, *tsrptr;           /* launch grouping of S^T: blocks of 32 rows */
   PetscInt     tnunits;
   PetscScalar *tval;
-  CSRKIdx     *sliceptr, *scol, *spos;  /* sliced kernel: super-row s stored column by column from sliceptr[s] (padded to its */
+  CSRKIdx     *sliceptr, *spos;         /* sliced kernel: super-row s stored column by column from sliceptr[s] (padded to its */
   PetscScalar *sval;                     /* longest row); spos[q]: position of CSR entry q there, for value refreshes */
   PetscInt     pnnz;                     /* padded entries of the sliced storage */
+  unsigned    *sidxptr;                  /* column indices of super-row s: at sidx + 32 (sidxptr[s] >> 2), code sidxptr[s] & 3 */
+  unsigned char *sidx;                   /* (0, 1: 8- or 16-bit offsets from sbase[sbaseptr[s] + j] for entry position j; */
+  CSRKIdx     *sbaseptr, *sbase;         /* 2: 32-bit columns) */
+  PetscInt     nslices[3];               /* super-rows with each index code */
+  PetscReal    index_bytes;              /* bytes of the column indices per padded entry, bases included */
   CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */

@@ -122,21 +122,53 @@ __device__ __forceinline__ PetscScalar CSRKLoadStreamed(const PetscScalar *p)
 #endif
 }
 
+/* Column indices of the sliced storage. Super-row s keeps them in one of three codes, fixed per super-row so that a
+   warp never diverges on it: 8- or 16-bit offsets from the smallest column of each entry position j (sbase), or
+   32-bit columns where the offsets do not fit. On a stencil or a banded matrix the 32 rows of a super-row have
+   nearly the same column pattern shifted by one, so entry position j spans a few dozen columns: most super-rows
+   take 1 byte per index instead of 4, which cuts the bytes of a nonzero from 12 to about 9. */
+#define CSRK_SLICE_U8  0u
+#define CSRK_SLICE_U16 1u
+#define CSRK_SLICE_U32 2u
+
+template <typename T>
+__device__ __forceinline__ CSRKIdx CSRKSliceColumn(const unsigned char *blk, const CSRKIdx *__restrict__ base, CSRKIdx j, CSRKIdx p)
+{
+  const CSRKIdx v = (CSRKIdx)__ldcs((const T *)blk + p);
+  return sizeof(T) == sizeof(CSRKIdx) ? v : base[j] + v;
+}
+
+/* entry j of a row lies at p0 + j h of its super-row (h rows), in the values (sval: the super-row's) as in the indices */
+template <typename T>
+__device__ __forceinline__ PetscScalar CSRKSlicedRowDot(const unsigned char *blk, const CSRKIdx *__restrict__ base, const PetscScalar *__restrict__ sval, CSRKIdx p0, CSRKIdx h, CSRKIdx len, const PetscScalar *__restrict__ x)
+{
+  PetscScalar sum = 0.0;
+  CSRKIdx     p   = p0;
+  /* unrolled so that several loads of a thread are in flight at once */
+#pragma unroll 4
+  for (CSRKIdx j = 0; j < len; j++, p += h) sum += CSRKLoadStreamed(sval + p) * x[CSRKSliceColumn<T>(blk, base, j, p)];
+  return sum;
+}
+
 /* Sliced kernel: a block per super-super-row, a warp per super-row (blockDim.y super-rows at a time), a thread per row.
-   Entry j of row i of super-row s is at sliceptr[s] + j h + i (h = rows of s); a thread stops at its own row length,
-   so the padding is never read or multiplied (an Inf or NaN in x cannot leak into other rows through it). */
-__global__ void CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+   Entry j of row i of super-row s is at sliceptr[s] + j h + i (h = rows of s) among the values and at j h + i among
+   the super-row's indices; a thread stops at its own row length, so the padding is never read or multiplied (an Inf
+   or NaN in x cannot leak into other rows through it). */
+__global__ void CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const unsigned *__restrict__ sidxptr, const unsigned char *__restrict__ sidx, const CSRKIdx *__restrict__ sbaseptr, const CSRKIdx *__restrict__ sbase, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   const CSRKIdx u = blockIdx.x;
   for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
-    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0, base = sliceptr[s];
+    const CSRKIdx        r0 = srptr[s], h = srptr[s + 1] - r0;
+    const unsigned       code = sidxptr[s] & 3u;
+    const unsigned char *blk  = sidx + 32 * (size_t)(sidxptr[s] >> 2);
+    const CSRKIdx       *base = sbase + sbaseptr[s];
+    const PetscScalar   *v    = sval + sliceptr[s];
     for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
       const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
-      PetscScalar   sum = 0.0;
-      CSRKIdx       q   = base + i;
-      /* unrolled so that several loads of a thread are in flight at once */
-#pragma unroll 4
-      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+      PetscScalar   sum;
+      if (code == CSRK_SLICE_U8) sum = CSRKSlicedRowDot<unsigned char>(blk, base, v, i, h, len, x);
+      else if (code == CSRK_SLICE_U16) sum = CSRKSlicedRowDot<unsigned short>(blk, base, v, i, h, len, x);
+      else sum = CSRKSlicedRowDot<CSRKIdx>(blk, base, v, i, h, len, x);
       CSRKStore(r0 + i, perm, z, y, sum);
     }
   }
@@ -208,18 +240,23 @@ __global__ void CSRKDiagonalKernel(PetscInt m, PetscBool rowperm, const CSRKIdx 
 }
 
 /* the same over the sliced storage: a thread per row of each super-row */
-__global__ void CSRKSlicedDiagonalKernel(PetscInt nsr, PetscBool rowperm, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, PetscScalar *__restrict__ y)
+__global__ void CSRKSlicedDiagonalKernel(PetscInt nsr, PetscBool rowperm, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const unsigned *__restrict__ sidxptr, const unsigned char *__restrict__ sidx, const CSRKIdx *__restrict__ sbaseptr, const CSRKIdx *__restrict__ sbase, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, PetscScalar *__restrict__ y)
 {
   for (PetscInt s = blockIdx.x; s < nsr; s += gridDim.x) {
-    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0;
+    const CSRKIdx        r0 = srptr[s], h = srptr[s + 1] - r0;
+    const unsigned       code = sidxptr[s] & 3u;
+    const unsigned char *blk  = sidx + 32 * (size_t)(sidxptr[s] >> 2);
+    const CSRKIdx       *base = sbase + sbaseptr[s];
     for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
       const CSRKIdx r = r0 + i, len = rowptr[r + 1] - rowptr[r], target = rowperm ? perm[r] : r;
       PetscScalar   v = 0.0;
-      for (CSRKIdx j = 0, q = sliceptr[s] + i; j < len; j++, q += h)
-        if (scol[q] == target) {
-          v = sval[q];
+      for (CSRKIdx j = 0, p = i; j < len; j++, p += h) {
+        const CSRKIdx c = code == CSRK_SLICE_U8 ? CSRKSliceColumn<unsigned char>(blk, base, j, p) : code == CSRK_SLICE_U16 ? CSRKSliceColumn<unsigned short>(blk, base, j, p) : CSRKSliceColumn<CSRKIdx>(blk, base, j, p);
+        if (c == target) {
+          v = sval[sliceptr[s] + p];
           break;
         }
+      }
       y[perm ? perm[r] : r] = v;
     }
   }
@@ -279,7 +316,10 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->ywork);
   CSRKCudaFree(d->xtwork);
   CSRKCudaFree(d->sliceptr);
-  CSRKCudaFree(d->scol);
+  CSRKCudaFree(d->sidxptr);
+  CSRKCudaFree(d->sidx);
+  CSRKCudaFree(d->sbaseptr);
+  CSRKCudaFree(d->sbase);
   CSRKCudaFree(d->spos);
   CSRKCudaFree(d->sval);
   CSRKCudaFree(d->crows);
@@ -396,34 +436,80 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The sliced storage of the sliced kernel, its values placed on the device from the CSR values in d->val */
-static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st, size_t *bytes)
+/* The sliced storage of the sliced kernel, its values placed on the device from the CSR values in d->val. The column
+   indices of each super-row take the smallest of the three codes (CSRK_SLICE_*) that holds them: a first pass finds,
+   for every entry position j, the smallest column (the base) and the spread of the columns above it; a second stores
+   the offsets. Each super-row's indices start on a 32-byte boundary, so a warp's loads of one entry position are
+   aligned sectors. */
+static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st, PetscBool compress, size_t *bytes)
 {
-  CSRKIdx     *sp, *scol, *spos;
-  PetscInt     maxh;
-  cudaStream_t stream;
+  CSRKIdx       *sp, *spos, *bptr, *base, *lo, *hi;
+  unsigned      *iptr;
+  unsigned char *idx;
+  PetscInt       maxh, nbase = 0, maxw = 0;
+  PetscInt64     units = 0;
+  cudaStream_t   stream;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(st->nsr + 1, &sp));
   (void)CSRKSlicedOffsets(st, sp, &maxh);
-  PetscCall(PetscCalloc1(PetscMax(d->pnnz, 1), &scol)); /* padding: column 0, never read */
-  PetscCall(PetscMalloc1(PetscMax(st->nnz, 1), &spos));
+  for (PetscInt r = 0; r < st->m; r++) maxw = PetscMax(maxw, (PetscInt)(st->rowptr[r + 1] - st->rowptr[r]));
+  PetscCall(PetscMalloc3(st->nsr + 1, &bptr, PetscMax(st->nsr, 1), &iptr, PetscMax(d->pnnz, 1), &base)); /* a base per padded slot at most */
+  PetscCall(PetscMalloc2(PetscMax(maxw, 1), &lo, PetscMax(maxw, 1), &hi));
+  d->nslices[0] = d->nslices[1] = d->nslices[2] = 0;
+  bptr[0] = 0;
   for (PetscInt s = 0; s < st->nsr; s++) {
     const PetscInt r0 = st->srptr[s], h = st->srptr[s + 1] - r0;
+    PetscInt       w = 0, code, b;
+    PetscInt64     span = 0;
+    for (PetscInt i = 0; i < h; i++) {
+      const CSRKIdx *c = st->colidx + st->rowptr[r0 + i];
+      const PetscInt len = st->rowptr[r0 + i + 1] - st->rowptr[r0 + i];
+      for (PetscInt j = 0; j < len; j++) {
+        lo[j] = j < w ? PetscMin(lo[j], c[j]) : c[j];
+        hi[j] = j < w ? PetscMax(hi[j], c[j]) : c[j];
+        if (j >= w) w = j + 1;
+      }
+    }
+    for (PetscInt j = 0; j < w; j++) span = PetscMax(span, (PetscInt64)hi[j] - lo[j]);
+    code = !compress ? CSRK_SLICE_U32 : span <= 0xff ? CSRK_SLICE_U8 : span <= 0xffff ? CSRK_SLICE_U16 : CSRK_SLICE_U32;
+    b    = code == CSRK_SLICE_U8 ? 1 : code == CSRK_SLICE_U16 ? 2 : 4;
+    if (code != CSRK_SLICE_U32)
+      for (PetscInt j = 0; j < w; j++) base[nbase++] = lo[j];
+    bptr[s + 1] = (CSRKIdx)nbase;
+    PetscCheck(units < ((PetscInt64)1 << 30), PETSC_COMM_SELF, PETSC_ERR_SUP, "Column indices of the sliced kernel beyond 32 GB: use another kernel (-mat_csrk_cuda_kernel)");
+    iptr[s] = ((unsigned)units << 2) | (unsigned)code;
+    units += ((PetscInt64)w * h * b + 31) / 32;
+    d->nslices[code]++;
+  }
+  PetscCall(PetscCalloc1(PetscMax(32 * units, 1), &idx)); /* padding: offset 0, never read */
+  PetscCall(PetscMalloc1(PetscMax(st->nnz, 1), &spos));
+  for (PetscInt s = 0; s < st->nsr; s++) {
+    const PetscInt       r0 = st->srptr[s], h = st->srptr[s + 1] - r0;
+    const unsigned       code = iptr[s] & 3u;
+    unsigned char *const blk  = idx + 32 * (size_t)(iptr[s] >> 2);
     for (PetscInt i = 0; i < h; i++)
       for (CSRKIdx q = st->rowptr[r0 + i], j = 0; q < st->rowptr[r0 + i + 1]; q++, j++) {
-        const CSRKIdx p = sp[s] + j * (CSRKIdx)h + (CSRKIdx)i;
-        scol[p]         = st->colidx[q];
-        spos[q]         = p;
+        const CSRKIdx p = j * (CSRKIdx)h + (CSRKIdx)i, c = st->colidx[q];
+        if (code == CSRK_SLICE_U8) blk[p] = (unsigned char)(c - base[bptr[s] + j]);
+        else if (code == CSRK_SLICE_U16) ((unsigned short *)blk)[p] = (unsigned short)(c - base[bptr[s] + j]);
+        else ((CSRKIdx *)blk)[p] = c;
+        spos[q] = sp[s] + p;
       }
   }
+  d->index_bytes = d->pnnz ? (32.0 * units + sizeof(CSRKIdx) * nbase) / d->pnnz : 0;
   PetscCall(CSRKUpload(&d->sliceptr, sp, st->nsr + 1, bytes));
-  PetscCall(CSRKUpload(&d->scol, scol, d->pnnz, bytes));
+  PetscCall(CSRKUpload(&d->sidxptr, iptr, st->nsr, bytes));
+  PetscCall(CSRKUpload(&d->sidx, idx, 32 * units, bytes));
+  PetscCall(CSRKUpload(&d->sbaseptr, bptr, st->nsr + 1, bytes));
+  PetscCall(CSRKUpload(&d->sbase, base, nbase, bytes));
   PetscCall(CSRKUpload(&d->spos, spos, st->nnz, bytes));
   PetscCall(CSRKUpload(&d->sval, (PetscScalar *)NULL, d->pnnz, bytes));
   PetscCallCUDA(cudaMemset(d->sval, 0, sizeof(PetscScalar) * PetscMax(d->pnnz, 1)));
   PetscCall(PetscFree(sp));
-  PetscCall(PetscFree(scol));
+  PetscCall(PetscFree3(bptr, iptr, base));
+  PetscCall(PetscFree2(lo, hi));
+  PetscCall(PetscFree(idx));
   PetscCall(PetscFree(spos));
   PetscCall(CSRKGetStream(&stream));
   CSRKPlaceValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->spos, d->val, d->sval);
@@ -549,7 +635,7 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
     PetscCall(PetscFree(u));
   }
   /* the sliced kernel reads its own copy of the pattern; d->val stays as the target of value uploads */
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, &bytes));
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, opt->compress, &bytes));
   else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
@@ -591,7 +677,7 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
-    CSRKSlicedKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->scol, d->sval, perm, x, z, y);
+    CSRKSlicedKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->sidxptr, d->sidx, d->sbaseptr, d->sbase, d->sval, perm, x, z, y);
     PetscCallCUDA(cudaGetLastError());
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -727,7 +813,7 @@ PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, const MatCSRKStructur
   PetscFunctionBegin;
   if (!st->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) CSRKSlicedDiagonalKernel<<<(unsigned)PetscMin(st->nsr, 65535 * 16), 32, 0, stream>>>(st->nsr, rowperm, d->srptr, d->rowptr, d->sliceptr, d->scol, d->sval, d->perm, v);
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) CSRKSlicedDiagonalKernel<<<(unsigned)PetscMin(st->nsr, 65535 * 16), 32, 0, stream>>>(st->nsr, rowperm, d->srptr, d->rowptr, d->sliceptr, d->sidxptr, d->sidx, d->sbaseptr, d->sbase, d->sval, d->perm, v);
   else CSRKDiagonalKernel<<<CSRKGrid(st->m), 256, 0, stream>>>(st->m, rowperm, d->rowptr, d->colidx, d->val, d->perm, v);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
