@@ -102,11 +102,13 @@ $  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle 
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
 $  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored column by column (padded to its longest row),
 $                                so that every load of a warp is coalesced; for rows of nearly equal length
+$  MAT_CSRK_CUDA_KERNEL_ADAPTIVE - blocks of consecutive rows cut by nonzeros (at most 1024 each): coalesced products in
+$                                shared memory, then a thread per short row and a warp per longer one; for irregular rows
 
    Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive> - the kernel
 
    Level: advanced
 
@@ -117,7 +119,8 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_SCALAR,
   MAT_CSRK_CUDA_KERNEL_VECTOR,
   MAT_CSRK_CUDA_KERNEL_STREAM,
-  MAT_CSRK_CUDA_KERNEL_SLICED
+  MAT_CSRK_CUDA_KERNEL_SLICED,
+  MAT_CSRK_CUDA_KERNEL_ADAPTIVE
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 

@@ -14,6 +14,10 @@
      sliced (auto for rows of nearly equal length): each super-row is stored column by column, padded to its longest
                          row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per row, so
                          every load of a warp is coalesced and no lane idles on rows of equal length
+     adaptive (auto for irregular rows that the stream kernel's blocks cannot hold): blocks of consecutive rows cut by
+                         nonzeros, not rows (the launch grouping only: the CSR-k copy is the same); coalesced products
+                         in shared memory, then a thread per short row and a warp per longer one, so a row of a few
+                         hundred entries does not leave the block's other threads waiting
    Every reduction has a fixed order, so results are bitwise reproducible run to run.
 */
 #include "../csrkimpl.h"
@@ -109,6 +113,49 @@ __global__ void CSRKStreamKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
     if (b - a > longlen) continue;
     for (CSRKIdx q = a; q < b; q++) sum += prod[q];
     CSRKStore(r, perm, z, y, sum);
+  }
+}
+
+/* Adaptive kernel: unit u is the rows [unitrow[u], unitrow[u + 1]), with at most CSRK_ADAPTIVE_NNZ nonzeros and
+   none longer than longlen, or a single row longer than longlen, which the long-row kernels take. The products go to shared memory with coalesced
+   loads; rows of up to 32 entries are then summed by a thread each, longer ones by a warp each (strided partial
+   sums, then a shuffle reduction): the order of every sum is fixed by the row's length alone. */
+#define CSRK_ADAPTIVE_NNZ     1024
+#define CSRK_ADAPTIVE_THREADS 128
+#define CSRK_ADAPTIVE_ROWS    256
+__global__ void __launch_bounds__(CSRK_ADAPTIVE_THREADS) CSRKAdaptiveKernel(const CSRKIdx *__restrict__ unitrow, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  __shared__ PetscScalar prod[CSRK_ADAPTIVE_NNZ];
+  const CSRKIdx  r0 = unitrow[blockIdx.x], r1 = unitrow[blockIdx.x + 1], q0 = rowptr[r0], q1 = rowptr[r1];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  unsigned       turn = 0;
+
+  if (r1 - r0 == 1 && q1 - q0 > longlen) return; /* a long row alone (uniform over the block) */
+  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) prod[q - q0] = val[q] * x[colidx[q]];
+  __syncthreads();
+  for (CSRKIdx r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+    const CSRKIdx a = rowptr[r] - q0, b = rowptr[r + 1] - q0;
+    PetscScalar   sum = 0.0;
+    if (b - a > 32) continue;
+    for (CSRKIdx q = a; q < b; q++) sum += prod[q];
+    CSRKStore(r, perm, z, y, sum);
+  }
+  /* the longer rows, dealt to the warps in turn; every warp scans the same rows, so the turns agree */
+  for (CSRKIdx base = r0; base < r1; base += 32) {
+    const CSRKIdx r    = base + (CSRKIdx)lane;
+    unsigned      mask = __ballot_sync(0xffffffffu, r < r1 && rowptr[r + 1] - rowptr[r] > 32);
+    while (mask) {
+      const CSRKIdx row = base + (CSRKIdx)(__ffs(mask) - 1);
+      mask &= mask - 1;
+      if (turn++ % nwarps != warp) continue;
+      {
+        const CSRKIdx a = rowptr[row] - q0, b = rowptr[row + 1] - q0;
+        PetscScalar   sum = 0.0;
+        for (CSRKIdx q = a + (CSRKIdx)lane; q < b; q += 32) sum += prod[q];
+        for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
+        if (!lane) CSRKStore(row, perm, z, y, sum);
+      }
+    }
   }
 }
 
@@ -413,6 +460,17 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
     }
     PetscCheck(opt->cuda_kernel != MAT_CSRK_CUDA_KERNEL_STREAM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", maxu);
   }
+  /* irregular rows whose blocks the stream kernel cannot hold (rows of thousands of entries next to short ones): blocks
+     cut by nonzeros instead, the rows longer than a block's nonzeros to the long-row kernels */
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_ADAPTIVE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV)) {
+    d->kernel  = MAT_CSRK_CUDA_KERNEL_ADAPTIVE;
+    d->width   = 0;
+    d->longlen = PetscMin(d->longlen, CSRK_ADAPTIVE_NNZ);
+    if (maxlen <= d->longlen) d->longlen = CSRK_IDX_MAX;
+    d->bx = CSRK_ADAPTIVE_THREADS;
+    d->by = d->bz = 1;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (d->width <= 0) d->width = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR ? 4 : CSRKWidthForMean(mean);
   PetscCheck(d->width == 1 || d->width == 2 || d->width == 4 || d->width == 8 || d->width == 16 || d->width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Sub-warp width (-mat_csrk_cuda_width) must be 1, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, d->width);
   d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
@@ -582,6 +640,36 @@ static PetscErrorCode CSRKBuildCompressed(CSRKDevice *d, const MatCSRKStructure 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Units of the adaptive kernel: consecutive rows while they hold at most CSRK_ADAPTIVE_NNZ nonzeros (and
+   CSRK_ADAPTIVE_ROWS rows); a row longer than the long-row threshold (at most CSRK_ADAPTIVE_NNZ, see
+   CSRKChooseKernel()) makes a unit of its own, skipped there and taken by the long-row kernels */
+static PetscErrorCode CSRKBuildAdaptiveUnits(CSRKDevice *d, const MatCSRKStructure *st, size_t *bytes)
+{
+  const PetscInt lim = PetscMin(d->longlen, CSRK_ADAPTIVE_NNZ);
+  CSRKIdx       *u;
+  PetscInt       n = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(st->m + 1, &u));
+  for (PetscInt r = 0; r < st->m;) {
+    PetscInt nz = 0, r0 = r;
+    u[n++] = (CSRKIdx)r;
+    if (st->rowptr[r + 1] - st->rowptr[r] > lim) {
+      r++;
+      continue;
+    }
+    while (r < st->m && r - r0 < CSRK_ADAPTIVE_ROWS && st->rowptr[r + 1] - st->rowptr[r] <= lim && nz + st->rowptr[r + 1] - st->rowptr[r] <= CSRK_ADAPTIVE_NNZ) {
+      nz += st->rowptr[r + 1] - st->rowptr[r];
+      r++;
+    }
+  }
+  u[n]      = (CSRKIdx)st->m;
+  d->nunits = n;
+  PetscCall(CSRKUpload(&d->srptr, u, n + 1, bytes));
+  PetscCall(PetscFree(u));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKCUDADeviceUpload - uploads the structure (all = true) or only the values of the host structure st
 */
@@ -623,16 +711,20 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
   PetscCall(CSRKChooseKernel(d, st, opt));
   PetscCall(CSRKUpload(&d->rowptr, st->rowptr, st->m + 1, &bytes));
   PetscCall(CSRKUpload(&d->val, st->val, st->nnz, &bytes));
-  PetscCall(CSRKUpload(&d->srptr, st->srptr, st->nsr + 1, &bytes));
-  if (st->k == 3) {
-    PetscCall(CSRKUpload(&d->unitptr, st->ssrptr, st->nssr + 1, &bytes));
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_ADAPTIVE) {
+    PetscCall(CSRKBuildAdaptiveUnits(d, st, &bytes)); /* its own launch grouping over the same arrays */
   } else {
-    /* k = 1, 2: a block per super-row (for k = 1 the super-rows are only the launch grouping) */
-    CSRKIdx *u;
-    PetscCall(PetscMalloc1(st->nsr + 1, &u));
-    for (PetscInt i = 0; i <= st->nsr; i++) u[i] = (CSRKIdx)i;
-    PetscCall(CSRKUpload(&d->unitptr, u, st->nsr + 1, &bytes));
-    PetscCall(PetscFree(u));
+    PetscCall(CSRKUpload(&d->srptr, st->srptr, st->nsr + 1, &bytes));
+    if (st->k == 3) {
+      PetscCall(CSRKUpload(&d->unitptr, st->ssrptr, st->nssr + 1, &bytes));
+    } else {
+      /* k = 1, 2: a block per super-row (for k = 1 the super-rows are only the launch grouping) */
+      CSRKIdx *u;
+      PetscCall(PetscMalloc1(st->nsr + 1, &u));
+      for (PetscInt i = 0; i <= st->nsr; i++) u[i] = (CSRKIdx)i;
+      PetscCall(CSRKUpload(&d->unitptr, u, st->nsr + 1, &bytes));
+      PetscCall(PetscFree(u));
+    }
   }
   /* the sliced kernel reads its own copy of the pattern; d->val stays as the target of value uploads */
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, opt->compress, &bytes));
@@ -681,7 +773,10 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
     PetscCallCUDA(cudaGetLastError());
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  switch (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM ? 0 : d->width) {
+  switch (d->kernel == MAT_CSRK_CUDA_KERNEL_ADAPTIVE ? -1 : d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM ? 0 : d->width) {
+  case -1:
+    CSRKAdaptiveKernel<<<(unsigned)d->nunits, CSRK_ADAPTIVE_THREADS, 0, stream>>>(srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+    break;
   case 0:
     CSRKStreamKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), d->smem, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
     break;
