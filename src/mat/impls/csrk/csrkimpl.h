@@ -52,7 +52,7 @@ typedef struct {
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
   CSRKIdx        *perm;     /* m, NULL for the identity */
   CSRKIdx        *srcptr;   /* m: first value of row r in the AIJ arrays, for the value refresh (reordered only) */
-  PetscBool       shared;   /* natural ordering: rowptr, colidx and val are the AIJ arrays themselves (MatCSRKStructureAttach()) */
+  PetscBool       shared;   /* natural ordering: rowptr, colidx and val are the AIJ arrays themselves (MatCSRKStructureAttach()); coloff is always the structure's own */
   PetscScalar    *xwork;    /* n: x gathered into the internal order (renumbered layout) */
   PetscInt        nonzerorows;
   /* static schedule: thread t owns top-level units [tstart[t], tstart[t+1]) */

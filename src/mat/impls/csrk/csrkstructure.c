@@ -1,6 +1,7 @@
 /*
    Building the CSR-k structure of a sequential AIJ block: ordering, row/super-row/super-super-row
-   pointers, a 32-bit column index copy and a value copy laid out for the kernels.
+   pointers, the column indices (16-bit offsets from the diagonal where they fit, else a 32-bit copy) and a value
+   copy laid out for the kernels.
 
    This is the one structure build shared by the sequential, MPI and CUDA types.
 */
@@ -191,7 +192,8 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
     CSRKThreadRows(st, t, &r0, &r1);
     if (!perm) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* empty blocks have no arrays */
-      for (CSRKIdx q = rp[r0]; q < rp[r1]; q++) cj[q] = (CSRKIdx)aj[q];
+      if (cj)                                                                                                   /* else 16-bit offsets only */
+        for (CSRKIdx q = rp[r0]; q < rp[r1]; q++) cj[q] = (CSRKIdx)aj[q];
     } else {
       for (PetscInt r = r0; r < r1; r++) {
         const PetscInt  s = ai[perm[r]], len = rp[r + 1] - rp[r];
@@ -230,6 +232,34 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
   }
   st->bw_after = st->perm ? bw : st->bw_before;
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Entries at most this far from the diagonal (in the stored numbering) in every row: columns as 16-bit offsets */
+#define CSRK_COLOFF_MAX INT16_MAX
+
+/* coloff[q] = column - row of every stored entry, each thread its own rows (the pages it multiplies with, as in
+   CSRKFill()); the columns come from the 32-bit cj (the stored copy, or the AIJ array itself when shared) or, when
+   there is none, from the AIJ array aj (natural order: the same positions) */
+static void CSRKFillOffsets(MatCSRKStructure *st, const CSRKIdx *cj, const PetscInt *aj)
+{
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads)
+#endif
+  {
+    PetscInt                t = 0, r0, r1;
+    const CSRKIdx *restrict rp = st->rowptr;
+    int16_t *restrict       co = st->coloff;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    if (cj)
+      for (PetscInt r = r0; r < r1; r++)
+        for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(cj[q] - r);
+    else
+      for (PetscInt r = r0; r < r1; r++)
+        for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
+  }
 }
 
 /* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
@@ -391,7 +421,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   CSRKIdx          *iperm = NULL;
   PetscLogDouble    t0, to, tf, t1;
   PetscReal         autodist = 0;
-  PetscBool         autorcm  = PETSC_FALSE;
+  PetscBool         autorcm  = PETSC_FALSE, compress;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
@@ -507,23 +537,39 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   }
   PetscCall(CSRKPartitionThreads(st));
 
+  /* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
+     layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns */
+  compress = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED));
+
   /* arrays touched first by the thread that multiplies with them */
   if (!st->shared) {
-    PetscCall(PetscMalloc1(st->nnz, &st->colidx));
+    /* natural order knows its bandwidth already: no 32-bit copy when the offsets fit */
+    if (!compress || st->perm || st->bw_before > CSRK_COLOFF_MAX) PetscCall(PetscMalloc1(st->nnz, &st->colidx));
     PetscCall(PetscMalloc1(st->nnz, &st->val));
     if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
     if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
     PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
   } else st->bw_after = st->bw_before;
   PetscCall(PetscFree(iperm));
+  /* a reordering's bandwidth is known after its fill: its 32-bit columns are converted, then freed */
+  st->index_bytes = sizeof(CSRKIdx);
+  if (compress && st->bw_after <= CSRK_COLOFF_MAX) {
+    PetscCall(PetscMalloc1(st->nnz, &st->coloff));
+    CSRKFillOffsets(st, st->colidx, aj);
+    if (!st->shared) PetscCall(PetscFree(st->colidx));
+    st->index_bytes = sizeof(int16_t);
+    PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
+  } else if (compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
+  else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: the rowperm layout stores the user's column numbers\n"));
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
   if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
   PetscCall(PetscFree(groupptr));
-  st->index_bytes = sizeof(CSRKIdx);
   st->bytes = (PetscLogDouble)(st->nsr + 1) * sizeof(CSRKIdx);
-  if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * (sizeof(CSRKIdx) + sizeof(PetscScalar)) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
+  if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
+  if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
+  if (st->coloff) st->bytes += (PetscLogDouble)st->nnz * sizeof(int16_t);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -604,12 +650,14 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   *st        = *src;
   st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = st->srcptr = NULL;
   st->val = st->xwork = NULL;
+  st->coloff          = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
     CSRKDup(rowptr, src->m + 1);
     CSRKDup(colidx, src->nnz);
     CSRKDup(val, src->nnz);
   }
+  CSRKDup(coloff, src->nnz); /* also next to shared arrays: the offsets are never the AIJ's */
   CSRKDup(srptr, src->nsr + 1);
   CSRKDup(ssrptr, src->nssr + 1);
   CSRKDup(perm, src->m);
@@ -629,6 +677,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
     PetscCall(PetscFree((*st)->colidx));
     PetscCall(PetscFree((*st)->val));
   }
+  PetscCall(PetscFree((*st)->coloff));
   PetscCall(PetscFree((*st)->srptr));
   PetscCall(PetscFree((*st)->ssrptr));
   PetscCall(PetscFree((*st)->perm));
@@ -640,23 +689,37 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
 }
 
 /* One thread's rows r0..r1 (in the loop nest of the k levels) with the output placement fixed at compile time:
-   DST is the user's row of internal row r, OUT the stored value */
-#define CSRK_ROWS(R0, R1, DST, OUT) \
-  for (PetscInt r = (R0); r < (R1); r++) { \
-    PetscScalar sum = 0.0; \
-    for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xx[cj[q]]; \
-    y[DST] = OUT; \
-  }
-#define CSRK_NEST(DST, OUT) \
+   DST is the user's row of internal row r, OUT the stored value. x of the column of entry q is xr[IDX]: xr = xx and
+   the 32-bit columns cj[q] (XSTEP 0), or xr = xx + r and the 16-bit offsets co[q] from the diagonal (XSTEP 1). xr
+   advances with the row instead of being xx + r in each: the compiler then addresses xr[co[q]] directly, as it
+   does xx[cj[q]], where with xx + r it adds r to every offset (one more instruction per nonzero) */
+#define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, IDX) \
+  do { \
+    const PetscScalar *xr = xx + (XSTEP) * (R0); \
+    for (PetscInt r = (R0); r < (R1); r++, xr += (XSTEP)) { \
+      PetscScalar sum = 0.0; \
+      for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xr[IDX]; \
+      y[DST] = OUT; \
+    } \
+  } while (0)
+#define CSRK_NEST(DST, OUT, XSTEP, IDX) \
   do { \
     if (st->k == 1) { \
-      CSRK_ROWS(r0, r1, DST, OUT); \
+      CSRK_ROWS(r0, r1, DST, OUT, XSTEP, IDX); \
     } else if (st->k == 2) { \
-      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT); \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, IDX); \
     } else { \
       for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
-        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT); \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, IDX); \
     } \
+  } while (0)
+/* the four output placements: y = A x or y = A x + z, in the internal order (no perm) or scattered through perm */
+#define CSRK_PLACEMENTS(XSTEP, IDX) \
+  do { \
+    if (!perm && !z) CSRK_NEST(r, sum, XSTEP, IDX); \
+    else if (!perm) CSRK_NEST(r, z[r] + sum, XSTEP, IDX); \
+    else if (!z) CSRK_NEST(perm[r], sum, XSTEP, IDX); \
+    else CSRK_NEST(perm[r], z[perm[r]] + sum, XSTEP, IDX); \
   } while (0)
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
@@ -670,6 +733,7 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
   {
     PetscInt                    t = 0, r0, r1;
     const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
+    const int16_t *restrict     co = st->coloff;
     const PetscScalar *restrict va = st->val, *restrict xx = x;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
@@ -683,10 +747,8 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (!perm && !z) CSRK_NEST(r, sum);
-    else if (!perm) CSRK_NEST(r, z[r] + sum);
-    else if (!z) CSRK_NEST(perm[r], sum);
-    else CSRK_NEST(perm[r], z[perm[r]] + sum);
+    if (co) CSRK_PLACEMENTS(1, co[q]);
+    else CSRK_PLACEMENTS(0, cj[q]);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
