@@ -1,7 +1,12 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
                            "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
-                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n";
+                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n"
+                           "  -far <d>: also entries (i, i+d) and (i+d, i) for the first row i of each process, d from the diagonal\n"
+                           "  -expect_natural_index_bytes <2|4>: the column index width every natural-order configuration must have\n"
+                           "  Every configuration of a CPU type is checked for the index width of each block: 16-bit offsets (2 bytes)\n"
+                           "  exactly when -mat_csrk_compress_indices is on (default) and the stored columns are the rows' own numbering\n"
+                           "  (natural ordering or renumbered layout) within 32767 of the diagonal, else 4\n";
 
 #include <petsccsrk.h>
 #include "testutil.h"
@@ -98,13 +103,71 @@ done:
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The column index width of every block of C (the diagonal and off-diagonal blocks of an MPI matrix) against the
+   rule; natural > 0: also the width of the whole matrix (MatCSRKGetInfo(): maximum over the diagonal blocks) */
+static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscInt natural, const char *config, PetscInt *nfail)
+{
+  Mat         blk[2] = {NULL, NULL};
+  PetscMPIInt size;
+  PetscInt    bad = 0;
+  MatCSRKInfo info;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)C), &size));
+  if (size == 1) blk[0] = C;
+  else PetscCall(MatMPIAIJGetSeqAIJ(C, &blk[0], &blk[1], NULL));
+  for (PetscInt b = 0; b < 2; b++) {
+    PetscInt m, expect;
+    if (!blk[b]) continue;
+    PetscCall(MatCSRKGetInfo(blk[b], &info));
+    PetscCall(MatGetLocalSize(blk[b], &m, NULL));
+    /* a block of fewer than 2 rows is never reordered, whatever ordering it reports */
+    expect = compress && (info.ordering == MAT_CSRK_ORDERING_NATURAL || info.layout == MAT_CSRK_LAYOUT_RENUMBERED || m < 2) && info.bw_after <= 32767 ? 2 : 4;
+    if (info.index_bytes != expect) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %s block of %" PetscInt_FMT " rows (ordering %s, layout %s, bandwidth %" PetscInt_FMT ") has %" PetscInt_FMT "-byte column indices, expected %" PetscInt_FMT "\n", config, b ? "off-diagonal" : "diagonal", m,
+                            MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_after, info.index_bytes, expect));
+      bad++;
+    }
+  }
+  PetscCall(MatCSRKGetInfo(C, &info));
+  if (natural > 0 && info.ordering == MAT_CSRK_ORDERING_NATURAL && info.index_bytes != natural) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: %" PetscInt_FMT "-byte column indices, expected %" PetscInt_FMT " (-expect_natural_index_bytes)\n", config, info.index_bytes, natural));
+    bad++;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)C)));
+  if (bad) (*nfail)++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* entries (i, i+d) and (i+d, i) for the first row i of each process, where i+d is a row: far from the diagonal */
+static PetscErrorCode AddFarEntries(Mat A, PetscInt d)
+{
+  PetscInt rstart, rend, M, nadd = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetSize(A, &M, NULL));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  if (rend > rstart && rstart + d < M) {
+    const PetscInt i = rstart, j = rstart + d;
+    PetscCall(MatSetValue(A, i, j, -0.5, ADD_VALUES));
+    PetscCall(MatSetValue(A, j, i, -0.5, ADD_VALUES));
+    nadd = 2;
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nadd, 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCheck(nadd > 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-far %" PetscInt_FMT ": no row is that far from another", d);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3;
+  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0;
   PetscReal tol = 1e-12;
-  PetscBool hasfile;
+  PetscBool hasfile, compress = PETSC_TRUE, cpu;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -118,6 +181,10 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-rtype", rtype, sizeof(rtype), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-transpose", &transpose, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-far", &far, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_natural_index_bytes", &natural, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_compress_indices", &compress, NULL));
+  cpu = (PetscBool)!strstr(ctype, "cuda"); /* the GPU types keep 32-bit columns for the CPU kernels */
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed >= 0) {
@@ -126,6 +193,7 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
     A = P;
   }
+  if (far > 0) PetscCall(AddFarEntries(A, far));
   PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));
 
   for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
@@ -143,6 +211,7 @@ int main(int argc, char **argv)
         PetscCall(MatCSRKSetLevels(C, k));
         PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
         PetscCall(CheckProducts(A, C, config, tol, &nfail));
+        if (cpu) PetscCall(CheckIndexBytes(C, compress, natural, config, &nfail));
         nconf++;
         PetscCall(MatDestroy(&C));
       }

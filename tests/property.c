@@ -22,6 +22,7 @@ static const char *const StepNames[] = {"MatSetValues same pattern", "MatSetValu
 /* the random CSR-k options of a case */
 typedef struct {
   PetscInt  ordering, k, layout, sr, ssr, threads;
+  PetscBool compress; /* 16-bit column offsets where they fit */
   PetscBool defaults; /* after an in-place round trip through aij without setting them again */
 } Opts;
 
@@ -135,8 +136,8 @@ static PetscErrorCode PrintReproducer(void)
 {
   PetscFunctionBegin;
   if (casefail++) PetscFunctionReturn(PETSC_SUCCESS); /* once per case */
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "     case %" PetscInt_FMT ": %s; options ordering=%s k=%" PetscInt_FMT " layout=%s sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT "%s\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k,
-                        MatCSRKLayouts[opts.layout], opts.sr, opts.ssr, opts.threads, opts.defaults ? " (defaults after an in-place conversion)" : ""));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "     case %" PetscInt_FMT ": %s; options ordering=%s k=%" PetscInt_FMT " layout=%s sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT " compress=%d%s\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k,
+                        MatCSRKLayouts[opts.layout], opts.sr, opts.ssr, opts.threads, (int)opts.compress, opts.defaults ? " (defaults after an in-place conversion)" : ""));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "     reproduce: mpiexec -n %d build/tests/property -seed %" PetscInt_FMT " -case %" PetscInt_FMT " -steps %" PetscInt_FMT " -verbose\n", nranks, seed, icase, nsteps));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -425,6 +426,8 @@ static PetscErrorCode DrawOptions(PetscRandom rg, Opts *o)
   if (u < 0.5) o->ssr = PETSC_DECIDE;
   else PetscCall(RandInt(rg, 1, 300, &o->ssr));
   PetscCall(RandInt(rg, 1, 2, &o->threads));
+  PetscCall(Uniform(rg, &u));
+  o->compress = (PetscBool)(u >= 0.25);
   o->defaults = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -437,6 +440,7 @@ static PetscErrorCode ApplyOptions(Mat C, const Opts *o)
   PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)o->layout));
   PetscCall(MatCSRKSetSizes(C, o->sr, o->ssr));
   PetscCall(MatCSRKSetNumThreads(C, o->threads));
+  PetscCall(MatCSRKSetIndexCompression(C, o->compress));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -576,6 +580,7 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
       opts.ordering = o;
       opts.layout   = l;
       opts.threads  = PETSC_DECIDE;
+      opts.compress = PETSC_TRUE;
       opts.defaults = PETSC_TRUE;
     }
     break;
@@ -666,7 +671,7 @@ int main(int argc, char **argv)
     PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
     PetscCall(ApplyOptions(C, &opts));
     if (verbose)
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "case %" PetscInt_FMT ": %s; ordering=%s k=%" PetscInt_FMT " layout=%s sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT "\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k, MatCSRKLayouts[opts.layout], opts.sr, opts.ssr, opts.threads));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "case %" PetscInt_FMT ": %s; ordering=%s k=%" PetscInt_FMT " layout=%s sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT " compress=%d\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k, MatCSRKLayouts[opts.layout], opts.sr, opts.ssr, opts.threads, (int)opts.compress));
     PetscCall(Check(A, C, rl));
 
     for (istep = 1; istep <= nsteps; istep++) {

@@ -88,6 +88,22 @@ for np in $ranks; do
   run "parity tune search, explicit sizes kept" "$np" "$build/tests/parity" -problem random -n 700 -mat_csrk_tune search -mat_csrk_sr_size 5 -mat_csrk_threads 2
   # natural order copies the AIJ arrays only on machines of several NUMA domains: that path forced here
   run "parity natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d27 -n 10
+  # 32-bit column indices (the default stores 16-bit offsets from the diagonal where they fit)
+  run "parity lap3d7, 32-bit indices" "$np" "$build/tests/parity" -problem lap3d7 -n 12 -mat_csrk_compress_indices 0
+  run "parity permuted lap3d7, 32-bit indices" "$np" "$build/tests/parity" -problem lap3d7 -n 10 -permute 3 -mat_csrk_compress_indices 0
+  run "parity rectangular random, 32-bit indices" "$np" "$build/tests/parity" -problem randrect -n 500 -mat_csrk_compress_indices 0
+  run "parity natural order copied, 32-bit indices" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d27 -n 10 -mat_csrk_compress_indices 0
+done
+# 16-bit offsets at their limit: an entry 32767 from the diagonal fits, 32768 does not (natural order then keeps
+# 32-bit columns, a reordering may bring it back in); on 2-3 processes the far entries lie in the diagonal blocks
+for far in 32767 32768; do
+  b=$([ $far -le 32767 ] && echo 2 || echo 4)
+  run "parity entry $far from the diagonal: $b-byte indices" 1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b
+  run "parity entry $far from the diagonal, copied: $b-byte indices" 1 env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -kmin 2 -kmax 2
+  for np in $ranks; do
+    [ "$np" -gt 1 ] || continue
+    run "parity entry $far from the diagonal: $b-byte indices" "$np" "$build/tests/parity" -problem lap2d5 -n 320 -far $far -expect_natural_index_bytes $b
+  done
 done
 if [ -d "$matrices" ]; then
   for f in "$matrices"/*.mtx "$matrices"/*.mtx.gz; do
@@ -107,6 +123,8 @@ for np in $ranks; do
   run "state k=1 elasticity3d" "$np" "$build/tests/state" -problem elasticity3d -n 5 -mat_csrk_k 1 -mat_csrk_ordering rcm
   run "state random" "$np" "$build/tests/state" -problem random -n 400 -mat_csrk_ordering bandk
   run "state natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/state" -mat_csrk_ordering natural
+  run "state ordering natural, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering natural -mat_csrk_compress_indices 0
+  run "state ordering rcm, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering rcm -mat_csrk_compress_indices 0
 done
 # the specialized conversions, never MatConvert_Basic
 ntest=$((ntest + 1))
@@ -137,6 +155,9 @@ run_grep "-mat_csrk_tune model (default)" "in effect model" "$build/tests/option
 for np in 1 2; do
   run "-mat_csrk_tune search" "$np" "$build/tests/options" -mat_type csrk -n 60 -mat_csrk_tune search -expect_tuning search
 done
+run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetIndexCompression" "$build/tests/options" -mat_type csrk -help
+run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_view ::ascii_info
+run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 
 # 5. Matrix Market reader: good files read, malformed ones give clean errors
