@@ -46,7 +46,7 @@ CSRK_CUDA   := $(if $(PETSC_CONF),$(shell grep -qs "define PETSC_HAVE_CUDA 1" $(
 NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH   ?= 90
 MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
-NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
+NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
 CUDA_SRC    := src/mat/impls/csrk/cuda/csrkcudakernels.cu
 CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c
 ifeq ($(CSRK_CUDA),1)

@@ -185,15 +185,33 @@ __device__ __forceinline__ CSRKIdx CSRKSliceColumn(const unsigned char *blk, con
   return sizeof(T) == sizeof(CSRKIdx) ? v : base[j] + v;
 }
 
-/* entry j of a row lies at p0 + j h of its super-row (h rows), in the values (sval: the super-row's) as in the indices */
+/* Entries a thread loads before it multiplies: its values and indices first, then the x they point to, so that a
+   batch costs two memory round trips whatever its length (a row of 7 entries is one batch) */
+#ifndef CSRK_SLICED_BATCH
+  #define CSRK_SLICED_BATCH 8
+#endif
+
+/* entry j of a row lies at p0 + j h of its super-row (h rows), in the values (sval: the super-row's) as in the
+   indices; the sum runs in the order of j, as a plain loop would */
 template <typename T>
 __device__ __forceinline__ PetscScalar CSRKSlicedRowDot(const unsigned char *blk, const CSRKIdx *__restrict__ base, const PetscScalar *__restrict__ sval, CSRKIdx p0, CSRKIdx h, CSRKIdx len, const PetscScalar *__restrict__ x)
 {
   PetscScalar sum = 0.0;
-  CSRKIdx     p   = p0;
-  /* unrolled so that several loads of a thread are in flight at once */
-#pragma unroll 4
-  for (CSRKIdx j = 0; j < len; j++, p += h) sum += CSRKLoadStreamed(sval + p) * x[CSRKSliceColumn<T>(blk, base, j, p)];
+  for (CSRKIdx j0 = 0; j0 < len; j0 += CSRK_SLICED_BATCH) {
+    PetscScalar v[CSRK_SLICED_BATCH];
+    CSRKIdx     c[CSRK_SLICED_BATCH];
+#pragma unroll
+    for (int k = 0; k < CSRK_SLICED_BATCH; k++) {
+      const CSRKIdx j = j0 + k, p = p0 + j * h;
+      if (j < len) {
+        v[k] = CSRKLoadStreamed(sval + p);
+        c[k] = CSRKSliceColumn<T>(blk, base, j, p);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < CSRK_SLICED_BATCH; k++)
+      if (j0 + k < len) sum += v[k] * x[c[k]];
+  }
   return sum;
 }
 
