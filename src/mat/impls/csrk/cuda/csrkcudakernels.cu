@@ -188,7 +188,11 @@ __device__ __forceinline__ CSRKIdx CSRKSliceColumn(const unsigned char *blk, con
 /* Entries a thread loads before it multiplies: its values and indices first, then the x they point to, so that a
    batch costs two memory round trips whatever its length (a row of 7 entries is one batch) */
 #ifndef CSRK_SLICED_BATCH
-  #define CSRK_SLICED_BATCH 8
+  #define CSRK_SLICED_BATCH 4
+#endif
+/* blocks of 128 threads an SM must hold: caps the registers of the sliced kernel (occupancy against batch depth) */
+#ifndef CSRK_SLICED_MINBLOCKS
+  #define CSRK_SLICED_MINBLOCKS 12
 #endif
 
 /* entry j of a row lies at p0 + j h of its super-row (h rows), in the values (sval: the super-row's) as in the
@@ -219,7 +223,7 @@ __device__ __forceinline__ PetscScalar CSRKSlicedRowDot(const unsigned char *blk
    Entry j of row i of super-row s is at sliceptr[s] + j h + i (h = rows of s) among the values and at j h + i among
    the super-row's indices; a thread stops at its own row length, so the padding is never read or multiplied (an Inf
    or NaN in x cannot leak into other rows through it). */
-__global__ void CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const unsigned *__restrict__ sidxptr, const unsigned char *__restrict__ sidx, const CSRKIdx *__restrict__ sbaseptr, const CSRKIdx *__restrict__ sbase, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+__global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const unsigned *__restrict__ sidxptr, const unsigned char *__restrict__ sidx, const CSRKIdx *__restrict__ sbaseptr, const CSRKIdx *__restrict__ sbase, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   const CSRKIdx u = blockIdx.x;
   for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
