@@ -78,16 +78,6 @@ case " $phases " in *" test "*)
     run "parity sliced compress=$c random" 1 "$build/tests/parity" -problem random -n 3000 $o
     run "parity sliced compress=$c permuted natural" 1 "$build/tests/parity" -problem lap3d7 -n 30 -permute 1 -mat_csrk_ordering natural $o
   done
-  codes() {
-    mpiexec -n 1 "$build/tests/parity" "$@" -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel sliced -info >"$out/codes.log" 2>&1
-    grep -m 1 "Sliced column indices" "$out/codes.log" || echo "no line in $(wc -l <"$out/codes.log") lines: $(grep -m 2 -i "upload\|error" "$out/codes.log")"
-  }
-  got=$(codes -problem lap3d27 -n 40)
-  if echo "$got" | grep -Eq "8-bit offsets [1-9][0-9]*, 16-bit offsets [1-9][0-9]*, 32-bit columns 0"; then pass=$((pass + 1)); echo "ok   sliced index codes of a stencil: $got"
-  else fail=$((fail + 1)); echo "FAIL sliced index codes of a stencil: '$got'"; fi
-  got=$(codes -problem random -n 100000)
-  if echo "$got" | grep -Eq "32-bit columns [1-9]"; then pass=$((pass + 1)); echo "ok   sliced index codes of a random matrix: $got"
-  else fail=$((fail + 1)); echo "FAIL sliced index codes of a random matrix: '$got'"; fi
   for np in 1 2; do
     run "parity csrkcuda MPI" $np "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
     run "state csrkcuda" $np "$build/tests/state" -ctype csrkcuda

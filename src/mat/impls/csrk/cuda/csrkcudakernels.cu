@@ -192,7 +192,7 @@ __device__ __forceinline__ CSRKIdx CSRKSliceColumn(const unsigned char *blk, con
 #endif
 /* blocks of 128 threads an SM must hold: caps the registers of the sliced kernel (occupancy against batch depth) */
 #ifndef CSRK_SLICED_MINBLOCKS
-  #define CSRK_SLICED_MINBLOCKS 12
+  #define CSRK_SLICED_MINBLOCKS 10
 #endif
 
 /* entry j of a row lies at p0 + j h of its super-row (h rows), in the values (sval: the super-row's) as in the
