@@ -54,6 +54,8 @@ typedef struct {
   CSRKIdx        *srcptr;   /* m: first value of row r in the AIJ arrays, for the value refresh (reordered only) */
   PetscBool       shared;   /* natural ordering: rowptr, colidx and val are the AIJ arrays themselves (MatCSRKStructureAttach()); coloff is always the structure's own */
   PetscScalar    *xwork;    /* n: x gathered into the internal order (renumbered layout) */
+  PetscScalar    *ywork;    /* m: A x in the internal order (renumbered layout), gathered into y through iperm */
+  CSRKIdx        *iperm;    /* m: internal row of each user's row (renumbered layout) */
   PetscInt        nonzerorows;
   /* static schedule: thread t owns top-level units [tstart[t], tstart[t+1]) */
   PetscInt        nthreads;

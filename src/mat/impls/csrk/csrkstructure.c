@@ -549,6 +549,13 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
     if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
     PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+    if (st->xwork) {
+      /* the product is formed in the internal order and gathered into y through iperm: random reads, which overlap,
+         instead of random writes, which queue behind each other's cache misses */
+      PetscCall(PetscMalloc1(m, &st->ywork));
+      st->iperm = iperm;
+      iperm     = NULL;
+    }
   } else st->bw_after = st->bw_before;
   PetscCall(PetscFree(iperm));
   /* a reordering's bandwidth is known after its fill: its 32-bit columns are converted, then freed */
@@ -574,6 +581,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
+  if (st->ywork) st->bytes += (PetscLogDouble)m * (sizeof(PetscScalar) + sizeof(CSRKIdx));
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   st->build_time = t1 - t0;
@@ -649,7 +657,8 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   PetscCall(PetscNew(&st));
   *st        = *src;
   st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = st->srcptr = NULL;
-  st->val = st->xwork = NULL;
+  st->val = st->xwork = st->ywork = NULL;
+  st->iperm           = NULL;
   st->coloff          = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
@@ -663,6 +672,8 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   CSRKDup(perm, src->m);
   CSRKDup(srcptr, src->m);
   CSRKDup(xwork, src->n);
+  CSRKDup(ywork, src->m);
+  CSRKDup(iperm, src->m);
   CSRKDup(tstart, src->nthreads + 1);
   *out = st;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -683,6 +694,8 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->perm));
   PetscCall(PetscFree((*st)->srcptr));
   PetscCall(PetscFree((*st)->xwork));
+  PetscCall(PetscFree((*st)->ywork));
+  PetscCall(PetscFree((*st)->iperm));
   PetscCall(PetscFree((*st)->tstart));
   PetscCall(PetscFree(*st));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -699,7 +712,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
     for (PetscInt r = (R0); r < (R1); r++, xr += (XSTEP)) { \
       PetscScalar sum = 0.0; \
       for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xr[IDX]; \
-      y[DST] = OUT; \
+      out[DST] = OUT; \
     } \
   } while (0)
 #define CSRK_NEST(DST, OUT, XSTEP, IDX) \
@@ -713,14 +726,17 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
         for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, IDX); \
     } \
   } while (0)
-/* the four output placements: y = A x or y = A x + z, in the internal order (no perm) or scattered through perm */
+/* the four output placements: out = A x or out = A x + zz, in the internal order (no dperm) or scattered through dperm */
 #define CSRK_PLACEMENTS(XSTEP, IDX) \
   do { \
-    if (!perm && !z) CSRK_NEST(r, sum, XSTEP, IDX); \
-    else if (!perm) CSRK_NEST(r, z[r] + sum, XSTEP, IDX); \
-    else if (!z) CSRK_NEST(perm[r], sum, XSTEP, IDX); \
-    else CSRK_NEST(perm[r], z[perm[r]] + sum, XSTEP, IDX); \
+    if (!dperm && !zz) CSRK_NEST(r, sum, XSTEP, IDX); \
+    else if (!dperm) CSRK_NEST(r, zz[r] + sum, XSTEP, IDX); \
+    else if (!zz) CSRK_NEST(dperm[r], sum, XSTEP, IDX); \
+    else CSRK_NEST(dperm[r], zz[dperm[r]] + sum, XSTEP, IDX); \
   } while (0)
+
+/* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise) */
+#define CSRK_GATHER_AHEAD 16
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
    kernel uses the same ones. */
@@ -735,13 +751,20 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
     const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
     const int16_t *restrict     co = st->coloff;
     const PetscScalar *restrict va = st->val, *restrict xx = x;
+    /* renumbered layout: the product goes to ywork in the internal order; rowperm layout: to y through perm */
+    PetscScalar *restrict       out   = st->ywork ? st->ywork : y;
+    const CSRKIdx *restrict     dperm = st->ywork ? NULL : perm;
+    const PetscScalar *restrict zz    = st->ywork ? NULL : z;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
     if (st->xwork) {
       /* renumbered layout: x in the internal order; every thread needs all of it */
-      for (PetscInt r = r0; r < r1; r++) st->xwork[r] = x[perm[r]];
+      for (PetscInt r = r0; r < r1; r++) {
+        if (r + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(x + perm[r + CSRK_GATHER_AHEAD]);
+        st->xwork[r] = x[perm[r]];
+      }
 #if defined(_OPENMP)
   #pragma omp barrier
 #endif
@@ -749,6 +772,18 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
     }
     if (co) CSRK_PLACEMENTS(1, co[q]);
     else CSRK_PLACEMENTS(0, cj[q]);
+    if (st->ywork) {
+      /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
+      const CSRKIdx *restrict     ip = st->iperm;
+      const PetscScalar *restrict yw = st->ywork;
+#if defined(_OPENMP)
+  #pragma omp barrier
+#endif
+      for (PetscInt i = r0; i < r1; i++) {
+        if (i + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(yw + ip[i + CSRK_GATHER_AHEAD]);
+        y[i] = z ? z[i] + yw[ip[i]] : yw[ip[i]];
+      }
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
