@@ -77,6 +77,7 @@ case " $phases " in *" test "*)
     run "parity sliced compress=$c lap3d27" 1 "$build/tests/parity" -problem lap3d27 -n 40 $o
     run "parity sliced compress=$c random" 1 "$build/tests/parity" -problem random -n 3000 $o
     run "parity sliced compress=$c permuted natural" 1 "$build/tests/parity" -problem lap3d7 -n 30 -permute 1 -mat_csrk_ordering natural $o
+    run "parity sliced compress=$c permuted natural 27-point" 1 "$build/tests/parity" -problem lap3d27 -n 16 -permute 1 -mat_csrk_ordering natural $o
   done
   for np in 1 2; do
     run "parity csrkcuda MPI" $np "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3

@@ -31,6 +31,7 @@ typedef struct {
   unsigned char *sidx;                   /* (0, 1: 8- or 16-bit offsets from sbase[sbaseptr[s] + j] for entry position j; */
   CSRKIdx     *sbaseptr, *sbase;         /* 2: 32-bit columns) */
   PetscInt     nslices[3];               /* super-rows with each index code */
+  PetscBool    sliced_plain;             /* short rows: 32-bit columns at the values' offsets, CSRKSlicedPlainKernel */
   PetscReal    index_bytes;              /* bytes of the column indices per padded entry, bases included */
   CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */

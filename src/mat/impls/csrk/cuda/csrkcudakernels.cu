@@ -243,6 +243,26 @@ __global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedKernel(c
   }
 }
 
+/* The same over plain 32-bit columns laid out as the values (column of entry p at scol[sliceptr[s] + p]): for short
+   rows, where the batches of the kernel above buy nothing and its extra registers cost occupancy (7-point stencil on an
+   H200: 441 us here against 505 us with 8-bit offsets, docs/performance.md) */
+__global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx u = blockIdx.x;
+  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
+    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0, base = sliceptr[s];
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
+      PetscScalar   sum = 0.0;
+      CSRKIdx       q   = base + i;
+      /* unrolled so that several loads of a thread are in flight at once */
+#pragma unroll 4
+      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+      CSRKStore(r0 + i, perm, z, y, sum);
+    }
+  }
+}
+
 /* Long rows are cut into chunks of CSRK_LONG_CHUNK entries, a block per chunk (so that one row of a million entries
    is spread over the whole GPU): warp shuffles, then a fixed-order sum of the warp results into part[c]. A second
    kernel adds the chunks of each row in order, so the result does not depend on the scheduling. */
@@ -406,6 +426,10 @@ static inline PetscInt CSRKWidthForMean(PetscReal mean)
   return mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
 }
 
+/* rows of up to this mean length use the sliced kernel over plain 32-bit columns: on an H200 the 7-point stencil
+   (mean 7) ran faster so, the 27-point (27) and elasticity (80) stencils faster with offsets and batches */
+#define CSRK_SLICED_PLAIN_MAX_MEAN 12
+
 /* Padded size of the sliced storage: super-row s takes (rows of s) x (its longest row) entries, rounded up to 32 so
    that every super-row starts on an aligned segment */
 static PetscInt64 CSRKSlicedOffsets(const MatCSRKStructure *st, CSRKIdx *sliceptr, PetscInt *maxh)
@@ -456,6 +480,8 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
       PetscCheck(pnnz <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %" PetscInt64_FMT " entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", pnnz);
       d->kernel  = MAT_CSRK_CUDA_KERNEL_SLICED;
       d->pnnz    = (PetscInt)pnnz;
+      /* short rows: plain columns and the simpler loop (see CSRKSlicedPlainKernel) */
+      d->sliced_plain = (PetscBool)(!opt->compress || mean <= CSRK_SLICED_PLAIN_MAX_MEAN);
       d->width   = 1;
       d->longlen = CSRK_IDX_MAX; /* the padding already covers every row */
       d->bx      = 32;
@@ -552,16 +578,18 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st,
       }
     }
     for (PetscInt j = 0; j < w; j++) span = PetscMax(span, (PetscInt64)hi[j] - lo[j]);
-    code = !compress ? CSRK_SLICE_U32 : span <= 0xff ? CSRK_SLICE_U8 : span <= 0xffff ? CSRK_SLICE_U16 : CSRK_SLICE_U32;
+    code = !compress || d->sliced_plain ? CSRK_SLICE_U32 : span <= 0xff ? CSRK_SLICE_U8 : span <= 0xffff ? CSRK_SLICE_U16 : CSRK_SLICE_U32;
     b    = code == CSRK_SLICE_U8 ? 1 : code == CSRK_SLICE_U16 ? 2 : 4;
     if (code != CSRK_SLICE_U32)
       for (PetscInt j = 0; j < w; j++) base[nbase++] = lo[j];
     bptr[s + 1] = (CSRKIdx)nbase;
     PetscCheck(units < ((PetscInt64)1 << 30), PETSC_COMM_SELF, PETSC_ERR_SUP, "Column indices of the sliced kernel beyond 32 GB: use another kernel (-mat_csrk_cuda_kernel)");
+    if (d->sliced_plain) units = (PetscInt64)sp[s] / 8; /* 4-byte columns at the values' offsets (multiples of 32 entries) */
     iptr[s] = ((unsigned)units << 2) | (unsigned)code;
     units += ((PetscInt64)w * h * b + 31) / 32;
     d->nslices[code]++;
   }
+  if (d->sliced_plain) units = (PetscInt64)d->pnnz / 8;
   PetscCall(PetscCalloc1(PetscMax(32 * units, 1), &idx)); /* padding: offset 0, never read */
   PetscCall(PetscMalloc1(PetscMax(st->nnz, 1), &spos));
   for (PetscInt s = 0; s < st->nsr; s++) {
@@ -791,7 +819,8 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
-    CSRKSlicedKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->sidxptr, d->sidx, d->sbaseptr, d->sbase, d->sval, perm, x, z, y);
+    if (d->sliced_plain) CSRKSlicedPlainKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, (const CSRKIdx *)d->sidx, d->sval, perm, x, z, y);
+    else CSRKSlicedKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->sidxptr, d->sidx, d->sbaseptr, d->sbase, d->sval, perm, x, z, y);
     PetscCallCUDA(cudaGetLastError());
     PetscFunctionReturn(PETSC_SUCCESS);
   }
