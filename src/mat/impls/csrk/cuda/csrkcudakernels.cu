@@ -546,47 +546,51 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
    indices of each super-row take the smallest of the three codes (CSRK_SLICE_*) that holds them: a first pass finds,
    for every entry position j, the smallest column (the base) and the spread of the columns above it; a second stores
    the offsets. Each super-row's indices start on a 32-byte boundary, so a warp's loads of one entry position are
-   aligned sectors. */
-static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st, PetscBool compress, size_t *bytes)
+   aligned sectors. Short rows (d->sliced_plain) skip the first pass: 32-bit columns laid out as the values. */
+static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st, size_t *bytes)
 {
-  CSRKIdx       *sp, *spos, *bptr, *base, *lo, *hi;
+  CSRKIdx       *sp, *spos, *bptr, *base, *lo = NULL, *hi = NULL;
   unsigned      *iptr;
   unsigned char *idx;
-  PetscInt       maxh, nbase = 0, maxw = 0;
+  PetscInt       maxh, nbase = 0;
   PetscInt64     units = 0;
   cudaStream_t   stream;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(st->nsr + 1, &sp));
   (void)CSRKSlicedOffsets(st, sp, &maxh);
-  for (PetscInt r = 0; r < st->m; r++) maxw = PetscMax(maxw, (PetscInt)(st->rowptr[r + 1] - st->rowptr[r]));
   PetscCall(PetscMalloc3(st->nsr + 1, &bptr, PetscMax(st->nsr, 1), &iptr, PetscMax(d->pnnz, 1), &base)); /* a base per padded slot at most */
-  PetscCall(PetscMalloc2(PetscMax(maxw, 1), &lo, PetscMax(maxw, 1), &hi));
+  if (!d->sliced_plain) PetscCall(PetscMalloc2(PetscMax(d->maxlen, 1), &lo, PetscMax(d->maxlen, 1), &hi));
   d->nslices[0] = d->nslices[1] = d->nslices[2] = 0;
   bptr[0] = 0;
   for (PetscInt s = 0; s < st->nsr; s++) {
     const PetscInt r0 = st->srptr[s], h = st->srptr[s + 1] - r0;
-    PetscInt       w = 0, code, b;
+    PetscInt       w = 0, code = CSRK_SLICE_U32, b;
     PetscInt64     span = 0;
-    for (PetscInt i = 0; i < h; i++) {
-      const CSRKIdx *c = st->colidx + st->rowptr[r0 + i];
-      const PetscInt len = st->rowptr[r0 + i + 1] - st->rowptr[r0 + i];
-      for (PetscInt j = 0; j < len; j++) {
-        lo[j] = j < w ? PetscMin(lo[j], c[j]) : c[j];
-        hi[j] = j < w ? PetscMax(hi[j], c[j]) : c[j];
-        if (j >= w) w = j + 1;
+
+    if (d->sliced_plain) {
+      /* 4-byte columns at the values' offsets (multiples of 32 entries) */
+      iptr[s] = ((unsigned)(sp[s] / 8) << 2) | (unsigned)code;
+    } else {
+      for (PetscInt i = 0; i < h; i++) {
+        const CSRKIdx *c = st->colidx + st->rowptr[r0 + i];
+        const PetscInt len = st->rowptr[r0 + i + 1] - st->rowptr[r0 + i];
+        for (PetscInt j = 0; j < len; j++) {
+          lo[j] = j < w ? PetscMin(lo[j], c[j]) : c[j];
+          hi[j] = j < w ? PetscMax(hi[j], c[j]) : c[j];
+          if (j >= w) w = j + 1;
+        }
       }
+      for (PetscInt j = 0; j < w; j++) span = PetscMax(span, (PetscInt64)hi[j] - lo[j]);
+      code = span <= 0xff ? CSRK_SLICE_U8 : span <= 0xffff ? CSRK_SLICE_U16 : CSRK_SLICE_U32;
+      b    = code == CSRK_SLICE_U8 ? 1 : code == CSRK_SLICE_U16 ? 2 : 4;
+      if (code != CSRK_SLICE_U32)
+        for (PetscInt j = 0; j < w; j++) base[nbase++] = lo[j];
+      PetscCheck(units < ((PetscInt64)1 << 30), PETSC_COMM_SELF, PETSC_ERR_SUP, "Column indices of the sliced kernel beyond 32 GB: use another kernel (-mat_csrk_cuda_kernel)");
+      iptr[s] = ((unsigned)units << 2) | (unsigned)code;
+      units += ((PetscInt64)w * h * b + 31) / 32;
     }
-    for (PetscInt j = 0; j < w; j++) span = PetscMax(span, (PetscInt64)hi[j] - lo[j]);
-    code = !compress || d->sliced_plain ? CSRK_SLICE_U32 : span <= 0xff ? CSRK_SLICE_U8 : span <= 0xffff ? CSRK_SLICE_U16 : CSRK_SLICE_U32;
-    b    = code == CSRK_SLICE_U8 ? 1 : code == CSRK_SLICE_U16 ? 2 : 4;
-    if (code != CSRK_SLICE_U32)
-      for (PetscInt j = 0; j < w; j++) base[nbase++] = lo[j];
     bptr[s + 1] = (CSRKIdx)nbase;
-    PetscCheck(units < ((PetscInt64)1 << 30), PETSC_COMM_SELF, PETSC_ERR_SUP, "Column indices of the sliced kernel beyond 32 GB: use another kernel (-mat_csrk_cuda_kernel)");
-    if (d->sliced_plain) units = (PetscInt64)sp[s] / 8; /* 4-byte columns at the values' offsets (multiples of 32 entries) */
-    iptr[s] = ((unsigned)units << 2) | (unsigned)code;
-    units += ((PetscInt64)w * h * b + 31) / 32;
     d->nslices[code]++;
   }
   if (d->sliced_plain) units = (PetscInt64)d->pnnz / 8;
@@ -616,7 +620,7 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, const MatCSRKStructure *st,
   PetscCallCUDA(cudaMemset(d->sval, 0, sizeof(PetscScalar) * PetscMax(d->pnnz, 1)));
   PetscCall(PetscFree(sp));
   PetscCall(PetscFree3(bptr, iptr, base));
-  PetscCall(PetscFree2(lo, hi));
+  if (!d->sliced_plain) PetscCall(PetscFree2(lo, hi));
   PetscCall(PetscFree(idx));
   PetscCall(PetscFree(spos));
   PetscCall(CSRKGetStream(&stream));
@@ -777,7 +781,7 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
     }
   }
   /* the sliced kernel reads its own copy of the pattern; d->val stays as the target of value uploads */
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, opt->compress, &bytes));
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, &bytes));
   else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
