@@ -408,6 +408,68 @@ static PetscErrorCode CSRKTuneSearch(Mat A, MatCSRKStructure *st, const MatCSRKO
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#define CSRK_CONFIRM_ROUNDS 2
+#define CSRK_CONFIRM_BLOCK  2e-3 /* seconds of products per candidate and round */
+#define CSRK_CONFIRM_MAXREP 50
+
+/* Best time of one product of st over reps consecutive ones */
+static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < reps; i++) {
+    PetscLogDouble t0, t1;
+    PetscCall(PetscTime(&t0));
+    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+    PetscCall(PetscTime(&t1));
+    *best = PetscMin(*best, t1 - t0);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
+   far the entries lie from the diagonal, not whether x stays in cache anyway or what the two gathers through the
+   permutation (x in, y out) cost: on the shared mesh matrices in their own order (wing, fe_4elt2, bayer10, wave)
+   RCM passed the rule yet made the product 1.2-1.6x slower. So the natural-order structure (the AIJ arrays
+   themselves, no copy) is built too, both are timed and the faster one is kept. Both give the same bits (each row is
+   summed in the AIJ order), so the choice changes only the time.
+
+   The timing alternates the candidates in CSRK_CONFIRM_ROUNDS rounds of consecutive products (the best counts), as
+   many as take about CSRK_CONFIRM_BLOCK (1 to CSRK_CONFIRM_MAXREP): a matrix of a few microseconds per product runs
+   up to twice as slow in its first dozens of products as later (the branches of its row lengths are being learnt),
+   which a few products would mistake for its speed. A 1M-row matrix costs 6 products.
+*/
+static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **st)
+{
+  MatCSRKOptions    nopt = *opt;
+  MatCSRKStructure *nat;
+  PetscScalar      *x, *y;
+  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first = PETSC_MAX_REAL;
+  PetscInt          reps;
+
+  PetscFunctionBegin;
+  nopt.ordering = MAT_CSRK_ORDERING_NATURAL;
+  PetscCall(MatCSRKStructureBuild(A, &nopt, &nat));
+  PetscCall(PetscMalloc1((*st)->n, &x));
+  PetscCall(PetscMalloc1((*st)->m, &y));
+  for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
+  PetscCall(CSRKBestOf(nat, x, y, 1, &first)); /* also the first touch of y */
+  reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
+  for (PetscInt round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
+    PetscCall(CSRKBestOf(*st, x, y, reps, &tr));
+    PetscCall(CSRKBestOf(nat, x, y, reps, &tn));
+  }
+  PetscCall(PetscFree(x));
+  PetscCall(PetscFree(y));
+  PetscCall(PetscInfo(A, "Ordering auto: product %g us with RCM, %g us in the natural order (best of %" PetscInt_FMT "): %s kept\n", 1e6 * tr, 1e6 * tn, CSRK_CONFIRM_ROUNDS * reps, tn <= tr ? "natural" : "RCM"));
+  if (tn <= tr) {
+    nat->order_time = (*st)->order_time; /* the ordering was paid for */
+    PetscCall(MatCSRKStructureDestroy(st));
+    *st = nat;
+  } else PetscCall(MatCSRKStructureDestroy(&nat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
 */
@@ -582,6 +644,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
   if (st->ywork) st->bytes += (PetscLogDouble)m * (sizeof(PetscScalar) + sizeof(CSRKIdx));
+  /* MatCSRKStructureBuild() of the natural order, inside the check, does not come back here */
+  if (autorcm && st->perm && !opt->gpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   st->build_time = t1 - t0;
@@ -701,38 +765,43 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One thread's rows r0..r1 (in the loop nest of the k levels) with the output placement fixed at compile time:
-   DST is the user's row of internal row r, OUT the stored value. x of the column of entry q is xr[IDX]: xr = xx and
-   the 32-bit columns cj[q] (XSTEP 0), or xr = xx + r and the 16-bit offsets co[q] from the diagonal (XSTEP 1). xr
-   advances with the row instead of being xx + r in each: the compiler then addresses xr[co[q]] directly, as it
-   does xx[cj[q]], where with xx + r it adds r to every offset (one more instruction per nonzero) */
-#define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, IDX) \
+/* One thread's rows R0..R1 (in the loop nest of the k levels) with the output placement fixed at compile time:
+   DST is the user's row of internal row r, OUT the stored value of sum. The column of the row's j-th entry is
+   ix[j] of the index array IDX of type ITYPE, read as xr[ix[j]]: xr = xx and the 32-bit columns cj (XSTEP 0), or
+   xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
+   in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
+   offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
+   the row), which measured up to 10 % faster on one core than a loop bounded by the next row pointer. */
+#define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, ITYPE, IDX) \
   do { \
     const PetscScalar *xr = xx + (XSTEP) * (R0); \
     for (PetscInt r = (R0); r < (R1); r++, xr += (XSTEP)) { \
-      PetscScalar sum = 0.0; \
-      for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) sum += va[q] * xr[IDX]; \
+      const CSRKIdx      q0 = rp[r], nz = rp[r + 1] - q0; \
+      const PetscScalar *v  = va + q0; \
+      const ITYPE       *ix = (IDX) + q0; \
+      PetscScalar        sum = 0.0; \
+      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
       out[DST] = OUT; \
     } \
   } while (0)
-#define CSRK_NEST(DST, OUT, XSTEP, IDX) \
+#define CSRK_NEST(DST, OUT, XSTEP, ITYPE, IDX) \
   do { \
     if (st->k == 1) { \
-      CSRK_ROWS(r0, r1, DST, OUT, XSTEP, IDX); \
+      CSRK_ROWS(r0, r1, DST, OUT, XSTEP, ITYPE, IDX); \
     } else if (st->k == 2) { \
-      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, IDX); \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, ITYPE, IDX); \
     } else { \
       for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
-        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, IDX); \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, ITYPE, IDX); \
     } \
   } while (0)
 /* the four output placements: out = A x or out = A x + zz, in the internal order (no dperm) or scattered through dperm */
-#define CSRK_PLACEMENTS(XSTEP, IDX) \
+#define CSRK_PLACEMENTS(XSTEP, ITYPE, IDX) \
   do { \
-    if (!dperm && !zz) CSRK_NEST(r, sum, XSTEP, IDX); \
-    else if (!dperm) CSRK_NEST(r, zz[r] + sum, XSTEP, IDX); \
-    else if (!zz) CSRK_NEST(dperm[r], sum, XSTEP, IDX); \
-    else CSRK_NEST(dperm[r], zz[dperm[r]] + sum, XSTEP, IDX); \
+    if (!dperm && !zz) CSRK_NEST(r, sum, XSTEP, ITYPE, IDX); \
+    else if (!dperm) CSRK_NEST(r, zz[r] + sum, XSTEP, ITYPE, IDX); \
+    else if (!zz) CSRK_NEST(dperm[r], sum, XSTEP, ITYPE, IDX); \
+    else CSRK_NEST(dperm[r], zz[dperm[r]] + sum, XSTEP, ITYPE, IDX); \
   } while (0)
 
 /* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise) */
@@ -770,8 +839,8 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (co) CSRK_PLACEMENTS(1, co[q]);
-    else CSRK_PLACEMENTS(0, cj[q]);
+    if (co) CSRK_PLACEMENTS(1, int16_t, co);
+    else CSRK_PLACEMENTS(0, CSRKIdx, cj);
     if (st->ywork) {
       /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
       const CSRKIdx *restrict     ip = st->iperm;
