@@ -57,7 +57,7 @@ case " $phases " in *" test "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
-    for kern in scalar vector stream sliced adaptive; do
+    for kern in scalar vector stream sliced adaptive cusparse; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse -transpose 0 $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
@@ -104,7 +104,7 @@ esac
 case " $phases " in *" sanitize "*)
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced adaptive}; do
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced adaptive cusparse}; do
       if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel $kern -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else

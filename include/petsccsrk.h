@@ -104,11 +104,13 @@ $  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored c
 $                                so that every load of a warp is coalesced; for rows of nearly equal length
 $  MAT_CSRK_CUDA_KERNEL_ADAPTIVE - blocks of consecutive rows cut by nonzeros (at most 1024 each): coalesced products in
 $                                shared memory, then a thread per short row and a warp per longer one; for irregular rows
+$  MAT_CSRK_CUDA_KERNEL_CUSPARSE - cuSPARSE's merge-based CSR SpMV (CUSPARSE_SPMV_CSR_ALG2, deterministic) over the CSR
+$                                arrays of the CSR-k copy; for irregular rows whose blocks the stream kernel cannot hold
 
    Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse> - the kernel
 
    Level: advanced
 
@@ -120,7 +122,8 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_VECTOR,
   MAT_CSRK_CUDA_KERNEL_STREAM,
   MAT_CSRK_CUDA_KERNEL_SLICED,
-  MAT_CSRK_CUDA_KERNEL_ADAPTIVE
+  MAT_CSRK_CUDA_KERNEL_ADAPTIVE,
+  MAT_CSRK_CUDA_KERNEL_CUSPARSE
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 

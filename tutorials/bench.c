@@ -31,7 +31,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          layout=<renumbered|rowperm> threads=<n> (0: default) tune=<model|search>,\n"
                            "                          compress=<0|1> (column offsets where they fit),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
-                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive> width=<lanes per row>)\n"
+                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse> width=<lanes per row>)\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
                            "  -solve <1>              CG + Jacobi per type (-rtol <1e-6>, at most 10000 iterations)\n"
@@ -158,7 +158,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, adaptive)", str, val);
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, adaptive, cusparse)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
     } else if (!strcmp(tok, "compress")) {

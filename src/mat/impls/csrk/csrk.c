@@ -8,7 +8,7 @@
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
 const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
-const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
+const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "cusparse", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder;
 
@@ -93,7 +93,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
-    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced) or blocks cut by nonzeros (adaptive)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
+    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive) or cuSPARSE's merge-based CSR SpMV (cusparse)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_width", "Lanes per row of the vector kernel: 2, 4, 8, 16 or 32 (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_width, 0, 32));
     PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_long", "Rows longer than this go to the block-per-row kernel (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_long, 0, CSRK_IDX_MAX));
     PetscCheck(opt->cuda_width == 0 || opt->cuda_width == 2 || opt->cuda_width == 4 || opt->cuda_width == 8 || opt->cuda_width == 16 || opt->cuda_width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Value %" PetscInt_FMT " of option -%smat_csrk_cuda_width must be 0, 2, 4, 8, 16 or 32", opt->cuda_width, prefix ? prefix : "");
@@ -570,11 +570,11 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRKCUDA` (a no-op for other types)
-. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED` or `MAT_CSRK_CUDA_KERNEL_ADAPTIVE`
+. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_ADAPTIVE` or `MAT_CSRK_CUDA_KERNEL_CUSPARSE`
 - width  - lanes per row of the vector kernel (2, 4, 8, 16 or 32), or 0 to choose it from the row statistics
 
   Options Database Keys:
-+ -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive> - the kernel
++ -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse> - the kernel
 - -mat_csrk_cuda_width <n>                   - the lanes per row
 
   Level: advanced

@@ -4,6 +4,8 @@
 
 #include "../csrkimpl.h"
 
+typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle and descriptors (csrkcudakernels.cu) */
+
 typedef struct {
   PetscInt     m, n, nnz, k;
   PetscInt     nunits;                   /* thread blocks: super-super-rows (k = 3) or super-rows */
@@ -37,6 +39,7 @@ typedef struct {
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
+  CSRKCusparse sp;                       /* the cusparse kernel: cuSPARSE's SpMV over rowptr, colidx and val */
   size_t       bytes, tbytes;
 } CSRKDevice;
 

@@ -18,11 +18,16 @@
                          nonzeros, not rows (the launch grouping only: the CSR-k copy is the same); coalesced products
                          in shared memory, then a thread per short row and a warp per longer one, so a row of a few
                          hundred entries does not leave the block's other threads waiting
-   Every reduction has a fixed order, so results are bitwise reproducible run to run.
+     cusparse (auto for irregular rows that the stream kernel's blocks cannot hold): cuSPARSE's merge-based CSR SpMV
+                         (CUSPARSE_SPMV_CSR_ALG2) over the same CSR arrays; it splits rows and nonzeros evenly over
+                         the threads, which none of the row-grouped kernels above can do for power-law rows
+   Every reduction has a fixed order, so results are bitwise reproducible run to run (CUSPARSE_SPMV_CSR_ALG2 is
+   cuSPARSE's deterministic CSR algorithm).
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
 #include <petscdevice_cuda.h>
+#include <cusparse.h>
 #include <math.h>
 
 #define CSRK_LONG_BLOCK 256
@@ -372,6 +377,82 @@ static PetscErrorCode CSRKUpload(T **d, const T *h, PetscInt n, size_t *bytes)
     (p) = NULL; \
   } while (0)
 
+/* The cusparse kernel: cuSPARSE's handle, the matrix over the device CSR arrays (values updated in place by value
+   uploads) and the vectors, whose pointers are set at each product; yperm holds A x in the internal order when the
+   rows are reordered */
+struct _n_CSRKCusparse {
+  cusparseHandle_t     handle;
+  cusparseSpMatDescr_t mat;
+  cusparseDnVecDescr_t vx, vy;
+  void                *buffer;
+  PetscScalar         *yperm;
+};
+
+#if defined(PETSC_USE_COMPLEX)
+  #define CSRK_CUDA_SCALAR (sizeof(PetscReal) == sizeof(float) ? CUDA_C_32F : CUDA_C_64F)
+#else
+  #define CSRK_CUDA_SCALAR (sizeof(PetscReal) == sizeof(float) ? CUDA_R_32F : CUDA_R_64F)
+#endif
+
+static PetscErrorCode CSRKCusparseCreate(CSRKDevice *d, size_t *bytes)
+{
+  CSRKCusparse      sp;
+  const PetscScalar one = 1.0, zero = 0.0;
+  size_t            size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&sp));
+  d->sp = sp;
+  PetscCallCUSPARSE(cusparseCreate(&sp->handle));
+  PetscCallCUSPARSE(cusparseCreateCsr(&sp->mat, d->m, d->n, d->nnz, d->rowptr, d->colidx, d->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CSRK_CUDA_SCALAR));
+  /* placeholders until the first product sets the pointers */
+  PetscCallCUDA(cudaMalloc((void **)&sp->yperm, sizeof(PetscScalar) * PetscMax(PetscMax(d->m, d->n), 1)));
+  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vx, d->n, sp->yperm, CSRK_CUDA_SCALAR));
+  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vy, d->m, sp->yperm, CSRK_CUDA_SCALAR));
+  PetscCallCUSPARSE(cusparseSpMV_bufferSize(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, &size));
+  PetscCallCUDA(cudaMalloc(&sp->buffer, PetscMax(size, 1)));
+  *bytes += size + sizeof(PetscScalar) * PetscMax(PetscMax(d->m, d->n), 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKCusparseDestroy(CSRKDevice *d)
+{
+  CSRKCusparse sp = d->sp;
+
+  PetscFunctionBegin;
+  if (!sp) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallCUSPARSE(cusparseDestroyDnVec(sp->vx));
+  PetscCallCUSPARSE(cusparseDestroyDnVec(sp->vy));
+  PetscCallCUSPARSE(cusparseDestroySpMat(sp->mat));
+  PetscCallCUSPARSE(cusparseDestroy(sp->handle));
+  CSRKCudaFree(sp->buffer);
+  CSRKCudaFree(sp->yperm);
+  PetscCall(PetscFree(d->sp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = A x (+ z) with cuSPARSE: into y directly (z copied there first and added by beta = 1), or into yperm and then
+   through the row permutation */
+static PetscErrorCode CSRKCusparseMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  CSRKCusparse      sp  = d->sp;
+  const PetscScalar one = 1.0, zero = 0.0;
+  PetscScalar      *out = d->perm ? sp->yperm : y;
+  PetscBool         add = (PetscBool)(z && !d->perm);
+
+  PetscFunctionBegin;
+  if (add && z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, sizeof(PetscScalar) * d->m, cudaMemcpyDeviceToDevice, stream));
+  PetscCallCUSPARSE(cusparseSetStream(sp->handle, stream));
+  PetscCallCUSPARSE(cusparseDnVecSetValues(sp->vx, (void *)x));
+  PetscCallCUSPARSE(cusparseDnVecSetValues(sp->vy, out));
+  PetscCallCUSPARSE(cusparseSpMV(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, add ? &one : &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, sp->buffer));
+  if (d->perm) {
+    CSRKScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, sp->yperm, z, y);
+    PetscCallCUDA(cudaGetLastError());
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CSRKDeviceFreeTranspose(CSRKDevice *d)
 {
   PetscFunctionBegin;
@@ -415,6 +496,7 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->crowptr);
   CSRKCudaFree(d->cunitptr);
   CSRKCudaFree(d->csrptr);
+  PetscCall(CSRKCusparseDestroy(d));
   PetscCall(CSRKDeviceFreeTranspose(d));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -508,9 +590,18 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
     }
     PetscCheck(opt->cuda_kernel != MAT_CSRK_CUDA_KERNEL_STREAM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", maxu);
   }
-  /* irregular rows whose blocks the stream kernel cannot hold (rows of thousands of entries next to short ones): blocks
-     cut by nonzeros instead, the rows longer than a block's nonzeros to the long-row kernels */
-  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_ADAPTIVE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV)) {
+  /* irregular rows whose blocks the stream kernel cannot hold (rows of thousands of entries next to short ones, as in
+     power-law graphs): cuSPARSE's merge-based kernel, which balances rows and nonzeros over the threads exactly; the
+     adaptive kernel below, forced, measured 0.70-0.83x aijcusparse on such matrices (docs/performance.md) */
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV)) {
+    d->kernel  = MAT_CSRK_CUDA_KERNEL_CUSPARSE;
+    d->width   = 0;
+    d->longlen = CSRK_IDX_MAX;
+    d->bx = d->by = d->bz = 1;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  /* forced: blocks cut by nonzeros instead, the rows longer than a block's nonzeros to the long-row kernels */
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_ADAPTIVE) {
     d->kernel  = MAT_CSRK_CUDA_KERNEL_ADAPTIVE;
     d->width   = 0;
     d->longlen = PetscMin(d->longlen, CSRK_ADAPTIVE_NNZ);
@@ -785,7 +876,8 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
   else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
-  if (!st->perm && d->kernel != MAT_CSRK_CUDA_KERNEL_SLICED && st->m >= 1024 && 2 * st->nonzerorows <= st->m) PetscCall(CSRKBuildCompressed(d, st, &bytes));
+  if (!st->perm && d->kernel != MAT_CSRK_CUDA_KERNEL_SLICED && d->kernel != MAT_CSRK_CUDA_KERNEL_CUSPARSE && st->m >= 1024 && 2 * st->nonzerorows <= st->m) PetscCall(CSRKBuildCompressed(d, st, &bytes));
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) PetscCall(CSRKCusparseCreate(d, &bytes));
   if (d->longlen < CSRK_IDX_MAX) {
     CSRKIdx *rows;
     PetscCall(PetscMalloc1(st->m, &rows));
@@ -885,6 +977,10 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
     CSRKGatherKernel<<<CSRKGrid(d->n), 256, 0, stream>>>(d->n, d->perm, x, d->xwork);
     PetscCallCUDA(cudaGetLastError());
     x = d->xwork;
+  }
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) {
+    PetscCall(CSRKCusparseMult(d, x, z, y, stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, d->colidx, d->val, d->perm, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
