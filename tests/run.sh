@@ -159,6 +159,8 @@ run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*Ma
 run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
+# ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept
+run_grep "ordering auto times RCM against the natural order" "Ordering auto: product .* us with RCM, .* us in the natural order (best of [0-9]*): \(RCM\|natural\) kept" "$build/tutorials/bench" -problem lap3d7 -n 24 -permute 1 -types csrk -reps 2 -warmup 1 -solve 0 -stream 0 -info
 
 # 5. Matrix Market reader: good files read, malformed ones give clean errors
 for f in "$top"/tests/data/mm-good/*.mtx*; do run "read $(basename "$f")" 1 "$build/tests/mmread_check" -f "$f"; done
