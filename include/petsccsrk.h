@@ -34,7 +34,8 @@
 $  MAT_CSRK_ORDERING_NATURAL - keep the user's ordering
 $  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee (George-Liu start nodes, as PETSc's MatGetOrdering() RCM), computed on the matrix's own rows in O(nonzeros)
 $  MAT_CSRK_ORDERING_BANDK   - Band-k: METIS coarsening into super-rows (and super-super-rows), weighted RCM of each coarse level
-$  MAT_CSRK_ORDERING_AUTO    - (default) RCM when the user's ordering is far from banded (mean |i-j| > rows/16), else natural
+$  MAT_CSRK_ORDERING_AUTO    - (default) natural when the user's ordering is near banded (mean |i-j| <= rows/16); else RCM is
+$                              computed, a product is timed in both orders and the faster is kept (CPU; the GPU type takes RCM beyond its L2)
 
    Options Database Key:
 .  -mat_csrk_ordering <natural,rcm,bandk,auto> - the ordering
