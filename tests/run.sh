@@ -98,11 +98,11 @@ done
 # 32-bit columns, a reordering may bring it back in); on 2-3 processes the far entries lie in the diagonal blocks
 for far in 32767 32768; do
   b=$([ $far -le 32767 ] && echo 2 || echo 4)
-  run "parity entry $far from the diagonal: $b-byte indices" 1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b
-  run "parity entry $far from the diagonal, copied: $b-byte indices" 1 env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -kmin 2 -kmax 2
+  run "parity entry $far from the diagonal: $b-byte indices" 1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2
+  run "parity entry $far from the diagonal, copied: $b-byte indices" 1 env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -kmin 2 -kmax 2 -mat_csrk_threads 2
   for np in $ranks; do
     [ "$np" -gt 1 ] || continue
-    run "parity entry $far from the diagonal: $b-byte indices" "$np" "$build/tests/parity" -problem lap2d5 -n 320 -far $far -expect_natural_index_bytes $b
+    run "parity entry $far from the diagonal: $b-byte indices" "$np" "$build/tests/parity" -problem lap2d5 -n 320 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2
   done
 done
 if [ -d "$matrices" ]; then
@@ -156,7 +156,8 @@ for np in 1 2; do
   run "-mat_csrk_tune search" "$np" "$build/tests/options" -mat_type csrk -n 60 -mat_csrk_tune search -expect_tuning search
 done
 run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetIndexCompression" "$build/tests/options" -mat_type csrk -help
-run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_view ::ascii_info
+run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
+run_grep "one thread, natural order: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 # ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept

@@ -601,8 +601,11 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscCall(CSRKPartitionThreads(st));
 
   /* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
-     layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns */
-  compress = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED));
+     layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns.
+     They save bytes, which pays when the threads together are bandwidth-bound; one thread in the natural order runs
+     the AIJ loop over the AIJ arrays instead, which measured 5-8 % faster than the offsets there (27-point 100^3,
+     docs/performance.md), while a reordered copy gains from them on one thread too */
+  compress = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && (st->perm || st->nthreads > 1));
 
   /* arrays touched first by the thread that multiplies with them */
   if (!st->shared) {
@@ -630,6 +633,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     st->index_bytes = sizeof(int16_t);
     PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
   } else if (compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
+  else if (opt->compress && !opt->gpu && !st->perm) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
   else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: the rowperm layout stores the user's column numbers\n"));
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
