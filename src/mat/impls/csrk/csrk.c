@@ -548,7 +548,9 @@ PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
   Notes:
   SpMV streams the matrix: a nonzero is 8 bytes of value and 4 of column index. Where the indices allow it, fewer
   bytes are stored. The CPU kernels store the column minus the row in 16 bits when every entry of a block is
-  within 32767 of the diagonal, as in a banded or reordered matrix. The GPU's sliced kernel stores, per super-row
+  within 32767 of the diagonal, as in a banded or reordered matrix (for the natural order only with two or more
+  threads: a single thread is not bound by the bytes and runs PETSc's AIJ loop over the AIJ arrays instead). The
+  GPU's sliced kernel stores, per super-row
   and per entry position, the smallest column and 8- or 16-bit offsets from it, or plain indices where the
   offsets do not fit. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
   bytes per index in effect.
