@@ -331,12 +331,10 @@ static PetscErrorCode CSRKApplySizes(MatCSRKStructure *st, CSRKSizes c, PetscInt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Fastest of a few timed products with the current setting of st (one product first, untimed) */
-static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
+/* *best lowered to the fastest of reps consecutive timed products of st */
+static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
 {
   PetscFunctionBegin;
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
-  *best = PETSC_MAX_REAL;
   for (PetscInt i = 0; i < reps; i++) {
     PetscLogDouble t0, t1;
     PetscCall(PetscTime(&t0));
@@ -344,6 +342,16 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
     PetscCall(PetscTime(&t1));
     *best = PetscMin(*best, t1 - t0);
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Fastest of a few timed products with the current setting of st (one product first, untimed) */
+static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+  *best = PETSC_MAX_REAL;
+  PetscCall(CSRKBestOf(st, x, y, reps, best));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -412,20 +420,6 @@ static PetscErrorCode CSRKTuneSearch(Mat A, MatCSRKStructure *st, const MatCSRKO
 #define CSRK_CONFIRM_BLOCK  2e-3 /* seconds of products per candidate and round */
 #define CSRK_CONFIRM_MAXREP 50
 
-/* Best time of one product of st over reps consecutive ones */
-static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < reps; i++) {
-    PetscLogDouble t0, t1;
-    PetscCall(PetscTime(&t0));
-    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
-    PetscCall(PetscTime(&t1));
-    *best = PetscMin(*best, t1 - t0);
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /*
    The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
    far the entries lie from the diagonal, not whether x stays in cache anyway or what the two gathers through the
@@ -444,24 +438,21 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   MatCSRKOptions    nopt = *opt;
   MatCSRKStructure *nat;
   PetscScalar      *x, *y;
-  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first = PETSC_MAX_REAL;
+  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first;
   PetscInt          reps;
 
   PetscFunctionBegin;
   nopt.ordering = MAT_CSRK_ORDERING_NATURAL;
   PetscCall(MatCSRKStructureBuild(A, &nopt, &nat));
-  PetscCall(PetscMalloc1((*st)->n, &x));
-  PetscCall(PetscMalloc1((*st)->m, &y));
+  PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  PetscCall(MatCSRKMultKernel(nat, x, NULL, y)); /* the first touch of y, and the threads started */
-  PetscCall(CSRKBestOf(nat, x, y, 1, &first));
+  PetscCall(CSRKTimeProducts(nat, x, y, 1, &first)); /* its untimed product first touches y and starts the threads */
   reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
   for (PetscInt round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
     PetscCall(CSRKBestOf(*st, x, y, reps, &tr));
     PetscCall(CSRKBestOf(nat, x, y, reps, &tn));
   }
-  PetscCall(PetscFree(x));
-  PetscCall(PetscFree(y));
+  PetscCall(PetscFree2(x, y));
   PetscCall(PetscInfo(A, "Ordering auto: product %g us with RCM, %g us in the natural order (best of %" PetscInt_FMT "): %s kept\n", 1e6 * tr, 1e6 * tn, CSRK_CONFIRM_ROUNDS * reps, tn <= tr ? "natural" : "RCM"));
   if (tn <= tr) {
     nat->order_time = (*st)->order_time; /* the ordering was paid for */
