@@ -405,13 +405,16 @@ static PetscErrorCode CSRKCusparseCreate(CSRKDevice *d, size_t *bytes)
   d->sp = sp;
   PetscCallCUSPARSE(cusparseCreate(&sp->handle));
   PetscCallCUSPARSE(cusparseCreateCsr(&sp->mat, d->m, d->n, d->nnz, d->rowptr, d->colidx, d->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CSRK_CUDA_SCALAR));
-  /* placeholders until the first product sets the pointers */
-  PetscCallCUDA(cudaMalloc((void **)&sp->yperm, sizeof(PetscScalar) * PetscMax(PetscMax(d->m, d->n), 1)));
-  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vx, d->n, sp->yperm, CSRK_CUDA_SCALAR));
-  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vy, d->m, sp->yperm, CSRK_CUDA_SCALAR));
+  if (d->perm) {
+    PetscCallCUDA(cudaMalloc((void **)&sp->yperm, sizeof(PetscScalar) * PetscMax(d->m, 1)));
+    *bytes += sizeof(PetscScalar) * PetscMax(d->m, 1);
+  }
+  /* each product sets the vectors' pointers; until then they point at the values (the buffer query reads no entry) */
+  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vx, d->n, d->val, CSRK_CUDA_SCALAR));
+  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vy, d->m, d->val, CSRK_CUDA_SCALAR));
   PetscCallCUSPARSE(cusparseSpMV_bufferSize(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, &size));
   PetscCallCUDA(cudaMalloc(&sp->buffer, PetscMax(size, 1)));
-  *bytes += size + sizeof(PetscScalar) * PetscMax(PetscMax(d->m, d->n), 1);
+  *bytes += size;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
