@@ -105,6 +105,9 @@ for far in 32767 32768; do
     run "parity entry $far from the diagonal: $b-byte indices" "$np" "$build/tests/parity" -problem lap2d5 -n 320 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2
   done
 done
+# a reordered copy stores 16-bit offsets during its fill; where the ordering leaves a wider band (a random graph of
+# 40,000 rows under RCM and Band-k) it is filled again with 32-bit columns
+run_grep "parity random 40000 rows: offsets that do not fit after the ordering, refilled 32-bit" "filled again with 32-bit columns" "$build/tests/parity" -problem random -n 40000 -kmin 2 -kmax 2 -info
 if [ -d "$matrices" ]; then
   for f in "$matrices"/*.mtx "$matrices"/*.mtx.gz; do
     [ -e "$f" ] || continue

@@ -171,7 +171,8 @@ static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
    row pointers, then their entries, then the new numbers of their columns are prefetched some rows ahead. Also saves
    the start of each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the
    internal number of each user's row, NULL for the natural ordering; renumber: the stored column indices are iperm[]
-   of the user's). */
+   of the user's). A renumbered copy with st->coloff allocated (and no st->colidx) stores the 16-bit offsets from the
+   diagonal directly, without a 32-bit copy to convert: they are meaningful only if the bandwidth it gives fits. */
 static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm, PetscBool renumber)
 {
   const PetscInt ahead = CSRKPrefetchRows(st);
@@ -185,6 +186,7 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
     PetscInt                t = 0, r0, r1;
     const CSRKIdx *restrict perm = st->perm, *restrict rp = st->rowptr;
     CSRKIdx *restrict       cj = st->colidx, *restrict sp = st->srcptr;
+    int16_t *restrict       co = st->coloff;
     PetscScalar *restrict   v = st->val, *restrict xw = st->xwork;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
@@ -215,7 +217,13 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
         }
         sp[r] = (CSRKIdx)s;
         for (PetscInt q = 0; q < len; q++) v[dst + q] = aa[s + q];
-        if (renumber)
+        if (co)
+          for (PetscInt q = 0; q < len; q++) {
+            const PetscInt d = (PetscInt)iperm[sj[q]] - r;
+            co[dst + q]      = (int16_t)d;
+            bw               = PetscMax(bw, PetscAbsInt(d));
+          }
+        else if (renumber)
           for (PetscInt q = 0; q < len; q++) {
             const CSRKIdx c = iperm[sj[q]];
             cj[dst + q]     = c;
@@ -237,10 +245,9 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
 /* Entries at most this far from the diagonal (in the stored numbering) in every row: columns as 16-bit offsets */
 #define CSRK_COLOFF_MAX INT16_MAX
 
-/* coloff[q] = column - row of every stored entry, each thread its own rows (the pages it multiplies with, as in
-   CSRKFill()); the columns come from the 32-bit cj (the stored copy, or the AIJ array itself when shared) or, when
-   there is none, from the AIJ array aj (natural order: the same positions) */
-static void CSRKFillOffsets(MatCSRKStructure *st, const CSRKIdx *cj, const PetscInt *aj)
+/* coloff[q] = column - row of every entry of the natural order, from the AIJ columns aj (the same positions), each
+   thread its own rows (the pages it multiplies with, as in CSRKFill(); a reordered copy stores its offsets there) */
+static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
 {
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
@@ -253,12 +260,8 @@ static void CSRKFillOffsets(MatCSRKStructure *st, const CSRKIdx *cj, const Petsc
     t = omp_get_thread_num();
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
-    if (cj)
-      for (PetscInt r = r0; r < r1; r++)
-        for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(cj[q] - r);
-    else
-      for (PetscInt r = r0; r < r1; r++)
-        for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
+    for (PetscInt r = r0; r < r1; r++)
+      for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
   }
 }
 
@@ -419,6 +422,9 @@ static PetscErrorCode CSRKTuneSearch(Mat A, MatCSRKStructure *st, const MatCSRKO
 #define CSRK_CONFIRM_ROUNDS 2
 #define CSRK_CONFIRM_BLOCK  2e-3 /* seconds of products per candidate and round */
 #define CSRK_CONFIRM_MAXREP 50
+#define CSRK_CONFIRM_CLEAR  1.5 /* a gap that one round of long products settles */
+
+static PetscErrorCode CSRKStructureBuild(Mat, const MatCSRKOptions *, PetscInt, MatCSRKStructure **);
 
 /*
    The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
@@ -431,7 +437,10 @@ static PetscErrorCode CSRKTuneSearch(Mat A, MatCSRKStructure *st, const MatCSRKO
    The timing alternates the candidates in CSRK_CONFIRM_ROUNDS rounds of consecutive products (the best counts), as
    many as take about CSRK_CONFIRM_BLOCK (1 to CSRK_CONFIRM_MAXREP): a matrix of a few microseconds per product runs
    up to twice as slow in its first dozens of products as later (the branches of its row lengths are being learnt),
-   which a few products would mistake for its speed. A 1M-row matrix costs 6 products.
+   which a few products would mistake for its speed. Products of a millisecond or more (one or two per block) are
+   past that: one round decides when one candidate is CSRK_CONFIRM_CLEAR times faster, so a randomly permuted 1M-row
+   matrix costs 3 products (one to warm up, one in each order). The natural structure reuses the bandwidth found by
+   the distance rule instead of another pass over the matrix.
 */
 static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **st)
 {
@@ -439,21 +448,25 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   MatCSRKStructure *nat;
   PetscScalar      *x, *y;
   PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first;
-  PetscInt          reps;
+  PetscInt          reps, round;
 
   PetscFunctionBegin;
   nopt.ordering = MAT_CSRK_ORDERING_NATURAL;
-  PetscCall(MatCSRKStructureBuild(A, &nopt, &nat));
+  PetscCall(CSRKStructureBuild(A, &nopt, (*st)->bw_before, &nat));
   PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  PetscCall(CSRKTimeProducts(nat, x, y, 1, &first)); /* its untimed product first touches y and starts the threads */
+  PetscCall(CSRKTimeProducts(*st, x, y, 1, &first)); /* its untimed product first touches y and starts the threads */
   reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
-  for (PetscInt round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
+  for (round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
     PetscCall(CSRKBestOf(*st, x, y, reps, &tr));
     PetscCall(CSRKBestOf(nat, x, y, reps, &tn));
+    if (reps <= 2 && PetscMax(tr, tn) > CSRK_CONFIRM_CLEAR * PetscMin(tr, tn)) {
+      round++;
+      break;
+    }
   }
   PetscCall(PetscFree2(x, y));
-  PetscCall(PetscInfo(A, "Ordering auto: product %g us with RCM, %g us in the natural order (best of %" PetscInt_FMT "): %s kept\n", 1e6 * tr, 1e6 * tn, CSRK_CONFIRM_ROUNDS * reps, tn <= tr ? "natural" : "RCM"));
+  PetscCall(PetscInfo(A, "Ordering auto: product %g us with RCM, %g us in the natural order (best of %" PetscInt_FMT "): %s kept\n", 1e6 * tr, 1e6 * tn, round * reps, tn <= tr ? "natural" : "RCM"));
   if (tn <= tr) {
     nat->order_time = (*st)->order_time; /* the ordering was paid for */
     PetscCall(MatCSRKStructureDestroy(st));
@@ -466,6 +479,14 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
    MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
 */
 PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **out)
+{
+  PetscFunctionBegin;
+  PetscCall(CSRKStructureBuild(A, opt, -1, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The build, given the bandwidth of A in the user's ordering when a caller knows it (bw_before >= 0) */
+static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, PetscInt bw_before, MatCSRKStructure **out)
 {
   MatCSRKStructure *st;
   const PetscInt   *ai, *aj;
@@ -493,7 +514,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   st->layout   = opt->layout;
   st->ordering = opt->ordering;
   st->nthreads  = opt->nthreads > 0 ? opt->nthreads : CSRKDefaultThreads();
-  st->bw_before = -1;
+  st->bw_before = bw_before;
   /* below this size, starting a parallel region costs more than the product */
   if (opt->nthreads <= 0 && ai[m] < 20000) st->nthreads = 1;
   if (m != n && st->ordering != MAT_CSRK_ORDERING_NATURAL) {
@@ -600,12 +621,23 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
 
   /* arrays touched first by the thread that multiplies with them */
   if (!st->shared) {
-    /* natural order knows its bandwidth already: no 32-bit copy when the offsets fit */
-    if (!compress || st->perm || st->bw_before > CSRK_COLOFF_MAX) PetscCall(PetscMalloc1(st->nnz, &st->colidx));
+    /* No 32-bit copy where the offsets are expected to fit: the natural order knows its bandwidth already (the offsets
+       come from the AIJ columns below), a renumbered copy stores them during its fill (a reordering is there to narrow
+       the band; the 32-bit columns of a 1M-row 27-point copy would be 106 MB of fresh pages and a second pass) and is
+       filled again with 32-bit columns in the rare case where they do not fit */
+    const PetscBool direct = (PetscBool)(compress && st->perm);
+    if (direct) PetscCall(PetscMalloc1(st->nnz, &st->coloff));
+    else if (!compress || st->bw_before > CSRK_COLOFF_MAX) PetscCall(PetscMalloc1(st->nnz, &st->colidx));
     PetscCall(PetscMalloc1(st->nnz, &st->val));
     if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) PetscCall(PetscMalloc1(n, &st->xwork));
     if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
     PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+    if (direct && st->bw_after > CSRK_COLOFF_MAX) {
+      PetscCall(PetscInfo(A, "Bandwidth %" PetscInt_FMT " after the ordering exceeds the 16-bit offsets: filled again with 32-bit columns\n", st->bw_after));
+      PetscCall(PetscFree(st->coloff));
+      PetscCall(PetscMalloc1(st->nnz, &st->colidx));
+      PetscCall(CSRKFill(st, ai, aj, aa, iperm, PETSC_TRUE));
+    }
     if (st->xwork) {
       /* the product is formed in the internal order and gathered into y through iperm: random reads, which overlap,
          instead of random writes, which queue behind each other's cache misses */
@@ -615,12 +647,12 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
     }
   } else st->bw_after = st->bw_before;
   PetscCall(PetscFree(iperm));
-  /* a reordering's bandwidth is known after its fill: its 32-bit columns are converted, then freed */
   st->index_bytes = sizeof(CSRKIdx);
   if (compress && st->bw_after <= CSRK_COLOFF_MAX) {
-    PetscCall(PetscMalloc1(st->nnz, &st->coloff));
-    CSRKFillOffsets(st, st->colidx, aj);
-    if (!st->shared) PetscCall(PetscFree(st->colidx));
+    if (!st->coloff) { /* natural order */
+      PetscCall(PetscMalloc1(st->nnz, &st->coloff));
+      CSRKFillOffsets(st, aj);
+    }
     st->index_bytes = sizeof(int16_t);
     PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
   } else if (compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
