@@ -379,13 +379,14 @@ static PetscErrorCode CSRKUpload(T **d, const T *h, PetscInt n, size_t *bytes)
 
 /* The cusparse kernel: cuSPARSE's handle, the matrix over the device CSR arrays (values updated in place by value
    uploads) and the vectors, whose pointers are set at each product; yperm holds A x in the internal order when the
-   rows are reordered */
+   rows are reordered; preprocessed: the buffer holds the algorithm's analysis of the pattern */
 struct _n_CSRKCusparse {
   cusparseHandle_t     handle;
   cusparseSpMatDescr_t mat;
   cusparseDnVecDescr_t vx, vy;
   void                *buffer;
   PetscScalar         *yperm;
+  PetscBool            preprocessed;
 };
 
 #if defined(PETSC_USE_COMPLEX)
@@ -448,6 +449,14 @@ static PetscErrorCode CSRKCusparseMult(const CSRKDevice *d, const PetscScalar *x
   PetscCallCUSPARSE(cusparseSetStream(sp->handle, stream));
   PetscCallCUSPARSE(cusparseDnVecSetValues(sp->vx, (void *)x));
   PetscCallCUSPARSE(cusparseDnVecSetValues(sp->vy, out));
+#if CUDART_VERSION >= 12040
+  /* the row partition of ALG2 once per pattern instead of in every product (cuSPARSE 12.4 and later; PETSc's
+     aijcusparse does the same for its algorithm); the descriptors have their first real vectors by now */
+  if (!sp->preprocessed) {
+    PetscCallCUSPARSE(cusparseSpMV_preprocess(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, add ? &one : &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, sp->buffer));
+    sp->preprocessed = PETSC_TRUE;
+  }
+#endif
   PetscCallCUSPARSE(cusparseSpMV(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, add ? &one : &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, sp->buffer));
   if (d->perm) {
     CSRKScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, sp->yperm, z, y);
