@@ -520,9 +520,32 @@ static inline PetscInt CSRKWidthForMean(PetscReal mean)
   return mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
 }
 
-/* rows of up to this mean length use the sliced kernel over plain 32-bit columns: on an H200 the 7-point stencil
-   (mean 7) ran faster so, the 27-point (27) and elasticity (80) stencils faster with offsets and batches */
-#define CSRK_SLICED_PLAIN_MAX_MEAN 12
+/* Rows of up to this mean length use the sliced kernel over plain 32-bit columns on a device with at least
+   CSRK_SLICED_PLAIN_MIN_BW_PER_SM GB/s of peak memory bandwidth per multiprocessor: there the decode of the 8/16-bit
+   codes costs more than the bytes it saves. 7-point 256^3 (mean 7), medians of 200 (docs/tuning.md): H200 (37 GB/s
+   per SM) plain 431 us, codes 442 us; H100 SXM (25 GB/s per SM) plain 612 us, codes 554 us. Longer rows (27-point,
+   elasticity) were faster with the codes on both. */
+#ifndef CSRK_SLICED_PLAIN_MAX_MEAN
+  #define CSRK_SLICED_PLAIN_MAX_MEAN 12
+#endif
+#ifndef CSRK_SLICED_PLAIN_MIN_BW_PER_SM
+  #define CSRK_SLICED_PLAIN_MIN_BW_PER_SM 30.0
+#endif
+
+/* Peak memory bandwidth of the current device per multiprocessor in GB/s: memory clock x bus width, two transfers
+   a clock */
+static PetscErrorCode CSRKDeviceBandwidthPerSM(PetscReal *gbs)
+{
+  int dev, khz, bits, sms;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  *gbs = 2.0 * (PetscReal)khz * 1e3 * (PetscReal)bits / 8.0 / 1e9 / (PetscReal)PetscMax(sms, 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* Padded size of the sliced storage: super-row s takes (rows of s) x (its longest row) entries, rounded up to 32 so
    that every super-row starts on an aligned segment */
@@ -574,8 +597,13 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
       PetscCheck(pnnz <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %" PetscInt64_FMT " entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", pnnz);
       d->kernel  = MAT_CSRK_CUDA_KERNEL_SLICED;
       d->pnnz    = (PetscInt)pnnz;
-      /* short rows: plain columns and the simpler loop (see CSRKSlicedPlainKernel) */
-      d->sliced_plain = (PetscBool)(!opt->compress || mean <= CSRK_SLICED_PLAIN_MAX_MEAN);
+      /* short rows on a device of fast memory: plain columns and the simpler loop (see CSRKSlicedPlainKernel) */
+      if (opt->compress && mean <= CSRK_SLICED_PLAIN_MAX_MEAN) {
+        PetscReal gbs;
+        PetscCall(CSRKDeviceBandwidthPerSM(&gbs));
+        d->sliced_plain = (PetscBool)(gbs >= CSRK_SLICED_PLAIN_MIN_BW_PER_SM);
+        PetscCall(PetscInfo(NULL, "Sliced kernel, mean row length %g, %g GB/s of peak memory bandwidth per multiprocessor: %s\n", (double)mean, (double)gbs, d->sliced_plain ? "plain 32-bit columns" : "8/16-bit column codes"));
+      } else d->sliced_plain = (PetscBool)!opt->compress;
       d->width   = 1;
       d->longlen = CSRK_IDX_MAX; /* the padding already covers every row */
       d->bx      = 32;
