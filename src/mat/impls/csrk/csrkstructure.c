@@ -672,7 +672,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
   if (st->ywork) st->bytes += (PetscLogDouble)m * (sizeof(PetscScalar) + sizeof(CSRKIdx));
-  /* MatCSRKStructureBuild() of the natural order, inside the check, does not come back here */
+  /* the natural-order build inside the check does not come back here (no auto ordering) */
   if (autorcm && st->perm && !opt->gpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
