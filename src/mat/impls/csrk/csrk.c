@@ -552,7 +552,8 @@ PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
   threads: a single thread is not bound by the bytes and runs PETSc's AIJ loop over the AIJ arrays instead). The
   GPU's sliced kernel stores, per super-row
   and per entry position, the smallest column and 8- or 16-bit offsets from it, or plain indices where the
-  offsets do not fit. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
+  offsets do not fit; rows of 12 or fewer entries on average keep plain indices on a device with 30 GB/s or more of
+  peak memory bandwidth per multiprocessor (an H200, not an H100), where decoding costs more than the bytes saved. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
   bytes per index in effect.
 
 .seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKGetInfo()`
