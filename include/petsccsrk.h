@@ -152,7 +152,8 @@ typedef struct {
   PetscInt        nrefresh;   /* value refreshes without a rebuild so far */
   MatCSRKTuning   tuning;     /* how k and the sizes in effect were chosen (MAT_CSRK_TUNING_SEARCH: timed) */
   PetscInt        ncandidates; /* settings timed by the search (0 with the model) */
-  PetscInt        index_bytes; /* bytes per column index read by the CPU kernels: 2 (16-bit offsets) or 4 (max over ranks) */
+  PetscInt        index_bytes; /* bytes per column index read by the CPU kernels: 0 (row patterns), 2 (16-bit offsets) or 4 (max over ranks) */
+  PetscInt        npatterns;   /* distinct rows in the row-pattern dictionary, 0 when the kernels read indices (max over ranks) */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);
@@ -168,6 +169,7 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKSetTuning(Mat, MatCSRKTuning);
 PETSC_EXTERN PetscErrorCode MatCSRKGetTuning(Mat, MatCSRKTuning *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
+PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 

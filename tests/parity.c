@@ -6,7 +6,9 @@ static const char help[] = "MatMult family of csrk against aij, for every orderi
                            "  -expect_natural_index_bytes <2|4>: the column index width every natural-order configuration must have\n"
                            "  Every configuration of a CPU type is checked for the index width of each block: 16-bit offsets (2 bytes)\n"
                            "  exactly when -mat_csrk_compress_indices is on (default) and the stored columns are the rows' own numbering\n"
-                           "  (natural ordering or renumbered layout) within 32767 of the diagonal, else 4\n";
+                           "  (natural ordering or renumbered layout) within 32767 of the diagonal, else 4; or row patterns (0 bytes)\n"
+                           "  where -mat_csrk_row_patterns is on too (default) and the rows are in their own numbering\n"
+                           "  -expect_patterns <0|1>: whether every natural-order configuration must read row patterns\n";
 
 #include <petsccsrk.h>
 #include "testutil.h"
@@ -105,7 +107,7 @@ done:
 
 /* The column index width of every block of C (the diagonal and off-diagonal blocks of an MPI matrix) against the
    rule; natural > 0: also the width of the whole matrix (MatCSRKGetInfo(): maximum over the diagonal blocks) */
-static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscInt natural, const char *config, PetscInt *nfail)
+static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patterns, PetscInt natural, PetscInt expect_patterns, const char *config, PetscInt *nfail)
 {
   Mat         blk[2] = {NULL, NULL};
   PetscMPIInt size;
@@ -124,10 +126,16 @@ static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscInt natura
     /* a block of fewer than 2 rows is never reordered, whatever ordering it reports; one thread in the natural order
        runs over the AIJ arrays (32-bit), a reordered copy takes the offsets with any number of threads */
     {
-      const PetscBool nat = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_NATURAL || m < 2);
+      const PetscBool nat = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_NATURAL || m < 2), own = (PetscBool)(nat || info.layout == MAT_CSRK_LAYOUT_RENUMBERED);
       expect              = compress && ((nat && info.nthreads > 1) || (!nat && info.layout == MAT_CSRK_LAYOUT_RENUMBERED)) && info.bw_after <= 32767 ? 2 : 4;
+      /* row patterns: where allowed, whenever the distinct rows fit the dictionary */
+      if (compress && patterns && own && info.npatterns > 0) expect = 0;
+      if (!b && nat && expect_patterns >= 0 && (info.npatterns > 0) != (expect_patterns > 0)) {
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: diagonal block of %" PetscInt_FMT " rows in the natural order %s row patterns (-expect_patterns %" PetscInt_FMT ")\n", config, m, info.npatterns > 0 ? "reads" : "does not read", expect_patterns));
+        bad++;
+      }
     }
-    if (info.index_bytes != expect) {
+    if (info.index_bytes != expect || (expect == 0) != (info.npatterns > 0)) {
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %s block of %" PetscInt_FMT " rows (ordering %s, layout %s, bandwidth %" PetscInt_FMT ") has %" PetscInt_FMT "-byte column indices, expected %" PetscInt_FMT "\n", config, b ? "off-diagonal" : "diagonal", m,
                             MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_after, info.index_bytes, expect));
       bad++;
@@ -169,9 +177,9 @@ int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0;
+  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0, expect_patterns = -1;
   PetscReal tol = 1e-12;
-  PetscBool hasfile, compress = PETSC_TRUE, cpu;
+  PetscBool hasfile, compress = PETSC_TRUE, patterns = PETSC_TRUE, cpu;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -188,6 +196,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-far", &far, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_natural_index_bytes", &natural, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_compress_indices", &compress, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_row_patterns", &patterns, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_patterns", &expect_patterns, NULL));
   cpu = (PetscBool)!strstr(ctype, "cuda"); /* the GPU types keep 32-bit columns for the CPU kernels */
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
@@ -215,7 +225,7 @@ int main(int argc, char **argv)
         PetscCall(MatCSRKSetLevels(C, k));
         PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
         PetscCall(CheckProducts(A, C, config, tol, &nfail));
-        if (cpu) PetscCall(CheckIndexBytes(C, compress, natural, config, &nfail));
+        if (cpu) PetscCall(CheckIndexBytes(C, compress, patterns, natural, expect_patterns, config, &nfail));
         nconf++;
         PetscCall(MatDestroy(&C));
       }

@@ -93,16 +93,25 @@ for np in $ranks; do
   run "parity permuted lap3d7, 32-bit indices" "$np" "$build/tests/parity" -problem lap3d7 -n 10 -permute 3 -mat_csrk_compress_indices 0
   run "parity rectangular random, 32-bit indices" "$np" "$build/tests/parity" -problem randrect -n 500 -mat_csrk_compress_indices 0
   run "parity natural order copied, 32-bit indices" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d27 -n 10 -mat_csrk_compress_indices 0
+  # row patterns: stencils in the natural order read them, with one thread or several, shared or copied AIJ arrays;
+  # an irregular graph overflows the dictionary and keeps its indices; with them off the 16-bit offsets are back
+  run "parity lap3d27, row patterns" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 1 -mat_csrk_threads 2
+  run "parity elasticity3d, row patterns, one thread" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -expect_patterns 1 -mat_csrk_threads 1
+  run "parity lap3d7, row patterns, copied" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d7 -n 14 -expect_patterns 1 -mat_csrk_threads 3
+  run "parity random, no row patterns" "$np" "$build/tests/parity" -problem random -n 3000 -expect_patterns 0 -mat_csrk_threads 2
+  run "parity lap3d27, row patterns off" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_row_patterns 0 -mat_csrk_threads 2
 done
+# row patterns hold offsets of any width: entries 40000 from the diagonal, beyond the 16-bit offsets
+run "parity entry 40000 from the diagonal: row patterns" 1 "$build/tests/parity" -problem lap2d5 -n 210 -far 40000 -expect_patterns 1 -mat_csrk_threads 2
 # 16-bit offsets at their limit: an entry 32767 from the diagonal fits, 32768 does not (natural order then keeps
 # 32-bit columns, a reordering may bring it back in); on 2-3 processes the far entries lie in the diagonal blocks
 for far in 32767 32768; do
   b=$([ $far -le 32767 ] && echo 2 || echo 4)
-  run "parity entry $far from the diagonal: $b-byte indices" 1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2
-  run "parity entry $far from the diagonal, copied: $b-byte indices" 1 env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -kmin 2 -kmax 2 -mat_csrk_threads 2
+  run "parity entry $far from the diagonal: $b-byte indices" 1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2 -mat_csrk_row_patterns 0
+  run "parity entry $far from the diagonal, copied: $b-byte indices" 1 env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap2d5 -n 182 -far $far -expect_natural_index_bytes $b -kmin 2 -kmax 2 -mat_csrk_threads 2 -mat_csrk_row_patterns 0
   for np in $ranks; do
     [ "$np" -gt 1 ] || continue
-    run "parity entry $far from the diagonal: $b-byte indices" "$np" "$build/tests/parity" -problem lap2d5 -n 320 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2
+    run "parity entry $far from the diagonal: $b-byte indices" "$np" "$build/tests/parity" -problem lap2d5 -n 320 -far $far -expect_natural_index_bytes $b -mat_csrk_threads 2 -mat_csrk_row_patterns 0
   done
 done
 # a reordered copy stores 16-bit offsets during its fill; where the ordering leaves a wider band (a random graph of
@@ -159,8 +168,9 @@ for np in 1 2; do
   run "-mat_csrk_tune search" "$np" "$build/tests/options" -mat_type csrk -n 60 -mat_csrk_tune search -expect_tuning search
 done
 run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetIndexCompression" "$build/tests/options" -mat_type csrk -help
-run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
-run_grep "one thread, natural order: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
+run_grep "row patterns reported by -mat_view ::ascii_info" "column indices: row patterns ([0-9]* distinct rows)" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
+run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
+run_grep "one thread, natural order: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 # ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept

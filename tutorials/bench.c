@@ -30,6 +30,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          sr=<rows per super-row> ssr=<super-rows per super-super-row>\n"
                            "                          layout=<renumbered|rowperm> threads=<n> (0: default) tune=<model|search>,\n"
                            "                          compress=<0|1> (column offsets where they fit),\n"
+                           "                          patterns=<0|1> (row patterns where the rows allow, CPU),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
                            "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse> width=<lanes per row>)\n"
                            "Measurement:\n"
@@ -65,8 +66,8 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune, set_comp;
-  PetscInt        k, sr, ssr, threads, width, compress;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune, set_comp, set_pat;
+  PetscInt        k, sr, ssr, threads, width, compress, patterns;
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
@@ -164,10 +165,13 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "compress")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->compress));
       e->set_comp = PETSC_TRUE;
+    } else if (!strcmp(tok, "patterns")) {
+      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->patterns));
+      e->set_pat = PETSC_TRUE;
     } else if (!strcmp(tok, "width")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 32, &e->width));
       e->set_kern = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, kernel, width)", str, tok);
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, patterns, kernel, width)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -349,6 +353,7 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
   if (e->set_tune) PetscCall(MatCSRKSetTuning(C, e->tune));
   if (e->set_comp) PetscCall(MatCSRKSetIndexCompression(C, (PetscBool)e->compress));
+  if (e->set_pat) PetscCall(MatCSRKSetRowPatterns(C, (PetscBool)e->patterns));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;
     PetscCall(MatCSRKGetSizes(C, &sr, &ssr));

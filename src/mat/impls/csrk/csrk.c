@@ -27,6 +27,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->nthreads = PETSC_DECIDE;
   opt->tune     = MAT_CSRK_TUNING_MODEL;
   opt->compress = PETSC_TRUE;
+  opt->patterns = PETSC_TRUE;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
@@ -36,7 +37,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
 
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
                     a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 
@@ -91,6 +92,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
                              (PetscEnum *)&opt->layout, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive) or cuSPARSE's merge-based CSR SpMV (cusparse)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -148,7 +150,8 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
   if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "tuning model\n"));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
+  if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
@@ -549,20 +552,55 @@ PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
   SpMV streams the matrix: a nonzero is 8 bytes of value and 4 of column index. Where the indices allow it, fewer
   bytes are stored. The CPU kernels store the column minus the row in 16 bits when every entry of a block is
   within 32767 of the diagonal, as in a banded or reordered matrix (for the natural order only with two or more
-  threads: a single thread is not bound by the bytes and runs PETSc's AIJ loop over the AIJ arrays instead). The
+  threads: a single thread is not bound by the bytes and runs PETSc's AIJ loop over the AIJ arrays instead); where
+  the rows have few distinct patterns the CPU kernels read row patterns instead (`MatCSRKSetRowPatterns()`). The
   GPU's sliced kernel stores, per super-row
   and per entry position, the smallest column and 8- or 16-bit offsets from it, or plain indices where the
   offsets do not fit; rows of 12 or fewer entries on average keep plain indices on a device with 30 GB/s or more of
   peak memory bandwidth per multiprocessor (an H200, not an H100), where decoding costs more than the bytes saved. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
   bytes per index in effect.
 
-.seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKGetInfo()`
+.seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKSetRowPatterns()`, `MatCSRKGetInfo()`
 @*/
 PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
 {
   PetscFunctionBegin;
   PetscValidLogicalCollectiveBool(A, compress, 2);
   MatCSRKSetField(A, compress, compress);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetRowPatterns - sets whether the CPU kernels may replace the column indices by row patterns
+
+  Logically Collective
+
+  Input Parameters:
++ A        - the matrix, of type `MATCSRK` or `MATCSRKCUDA`
+- patterns - `PETSC_TRUE` (the default) or `PETSC_FALSE` to keep indices (16-bit offsets or 32-bit columns)
+
+  Options Database Key:
+. -mat_csrk_row_patterns <bool> - the row patterns
+
+  Level: advanced
+
+  Notes:
+  Only with index compression on (`MatCSRKSetIndexCompression()`) and with the rows in their own numbering (natural
+  ordering, or the renumbered layout). At the structure build, the column offsets from the diagonal of each row are
+  looked up in a dictionary of the distinct rows; when all of them fit (8192 offsets, 32 KiB, which the L1 cache
+  holds) each row keeps only the 16-bit number of its pattern, and the products read 8 bytes per nonzero instead of
+  10 or 12. A 3D stencil or a structured-mesh matrix in its natural order has one pattern per kind of boundary
+  (27 on a 27-point stencil); most irregular or reordered matrices overflow the dictionary early in the search and
+  keep their indices. Results are the same either way. The GPU kernels do not use row patterns.
+  `MatView()` with `-mat_view ::ascii_info` tells whether they are in effect, `MatCSRKGetInfo()` how many.
+
+.seealso: `MATCSRK`, `MatCSRKSetIndexCompression()`, `MatCSRKGetInfo()`
+@*/
+PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveBool(A, patterns, 2);
+  MatCSRKSetField(A, patterns, patterns);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -27,6 +27,7 @@ typedef struct {
   PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
   MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
   PetscBool       compress; /* column indices stored as small offsets where they fit */
+  PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
@@ -46,7 +47,11 @@ typedef struct {
   CSRKIdx        *rowptr;   /* m+1 */
   CSRKIdx        *colidx;   /* nnz; NULL when the kernels read coloff instead */
   int16_t        *coloff;   /* nnz: column minus row of each entry, when every one fits in 16 bits (else NULL) */
-  PetscInt        index_bytes; /* bytes per column index the CPU kernels read: 2 (coloff) or 4 (colidx) */
+  PetscInt        index_bytes; /* bytes per column index the CPU kernels read: 0 (rowpat), 2 (coloff) or 4 (colidx) */
+  uint16_t       *rowpat;   /* m: the pattern of each row when the kernels read patterns, not indices (else NULL) */
+  CSRKIdx        *patptr;   /* npat+1: pattern p is patoff[patptr[p] .. patptr[p+1]) */
+  int32_t        *patoff;   /* column - row of each entry of each distinct pattern */
+  PetscInt        npat;
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
@@ -109,6 +114,22 @@ PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscIn
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 
 /* structure */
+/* First and last+1 row owned by thread t (static schedule over the top-level units) */
+static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
+{
+  PetscInt u0 = st->tstart[t], u1 = st->tstart[t + 1];
+  if (st->k == 1) {
+    *r0 = u0;
+    *r1 = u1;
+  } else if (st->k == 2) {
+    *r0 = st->srptr[u0];
+    *r1 = st->srptr[u1];
+  } else {
+    *r0 = st->srptr[st->ssrptr[u0]];
+    *r1 = st->srptr[st->ssrptr[u1]];
+  }
+}
+PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);

@@ -104,22 +104,6 @@ static PetscErrorCode CSRKPartitionThreads(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* First and last+1 row owned by thread t */
-static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
-{
-  PetscInt u0 = st->tstart[t], u1 = st->tstart[t + 1];
-  if (st->k == 1) {
-    *r0 = u0;
-    *r1 = u1;
-  } else if (st->k == 2) {
-    *r0 = st->srptr[u0];
-    *r1 = st->srptr[u1];
-  } else {
-    *r0 = st->srptr[st->ssrptr[u0]];
-    *r1 = st->srptr[st->ssrptr[u1]];
-  }
-}
-
 /* Cuts [0, n) into chunks of at most size items that do not cross the group boundaries bnd[0..nb] (n, n = one group) */
 static PetscErrorCode CSRKChunk(PetscInt n, PetscInt size, PetscInt nb, const PetscInt *bnd, PetscInt *nchunks, CSRKIdx **ptr)
 {
@@ -496,7 +480,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   CSRKIdx          *iperm = NULL;
   PetscLogDouble    t0, to, tf, t1;
   PetscReal         autodist = 0;
-  PetscBool         autorcm  = PETSC_FALSE, compress;
+  PetscBool         autorcm  = PETSC_FALSE, compress, patterns;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
@@ -618,6 +602,8 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
      the AIJ loop over the AIJ arrays instead, which measured 5-8 % faster than the offsets there (27-point 100^3,
      docs/performance.md), while a reordered copy gains from them on one thread too */
   compress = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && (st->perm || st->nthreads > 1));
+  /* row patterns replace the indices of either width; they need the rows' own numbering too */
+  patterns = (PetscBool)(opt->compress && opt->patterns && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED));
 
   /* arrays touched first by the thread that multiplies with them */
   if (!st->shared) {
@@ -648,7 +634,9 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   } else st->bw_after = st->bw_before;
   PetscCall(PetscFree(iperm));
   st->index_bytes = sizeof(CSRKIdx);
-  if (compress && st->bw_after <= CSRK_COLOFF_MAX) {
+  if (patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj));
+  if (st->rowpat) { /* the patterns replaced the indices */
+  } else if (compress && st->bw_after <= CSRK_COLOFF_MAX) {
     if (!st->coloff) { /* natural order */
       PetscCall(PetscMalloc1(st->nnz, &st->coloff));
       CSRKFillOffsets(st, aj);
@@ -667,6 +655,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
   if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
   if (st->coloff) st->bytes += (PetscLogDouble)st->nnz * sizeof(int16_t);
+  if (st->rowpat) st->bytes += (PetscLogDouble)m * sizeof(uint16_t) + (PetscLogDouble)(st->npat + 1) * sizeof(CSRKIdx) + (PetscLogDouble)st->patptr[st->npat] * sizeof(int32_t);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -752,6 +741,9 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   st->val = st->xwork = st->ywork = NULL;
   st->iperm           = NULL;
   st->coloff          = NULL;
+  st->rowpat          = NULL;
+  st->patptr          = NULL;
+  st->patoff          = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
     CSRKDup(rowptr, src->m + 1);
@@ -759,6 +751,9 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
     CSRKDup(val, src->nnz);
   }
   CSRKDup(coloff, src->nnz); /* also next to shared arrays: the offsets are never the AIJ's */
+  CSRKDup(rowpat, src->m);
+  CSRKDup(patptr, src->npat + 1);
+  if (src->patptr) CSRKDup(patoff, PetscMax(src->patptr[src->npat], 1));
   CSRKDup(srptr, src->nsr + 1);
   CSRKDup(ssrptr, src->nssr + 1);
   CSRKDup(perm, src->m);
@@ -781,6 +776,9 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
     PetscCall(PetscFree((*st)->val));
   }
   PetscCall(PetscFree((*st)->coloff));
+  PetscCall(PetscFree((*st)->rowpat));
+  PetscCall(PetscFree((*st)->patptr));
+  PetscCall(PetscFree((*st)->patoff));
   PetscCall(PetscFree((*st)->srptr));
   PetscCall(PetscFree((*st)->ssrptr));
   PetscCall(PetscFree((*st)->perm));
@@ -812,24 +810,39 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
       out[DST] = OUT; \
     } \
   } while (0)
-#define CSRK_NEST(DST, OUT, XSTEP, ITYPE, IDX) \
+/* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
+   which stays in the L1 cache, and its values follow the previous row's, so the rows read no pointer either */
+#define CSRK_PATTERN_ROWS(R0, R1, DST, OUT, UNUSED) \
+  do { \
+    const PetscScalar *xr = xx + (R0), *v = va + rp[R0]; \
+    for (PetscInt r = (R0); r < (R1); r++, xr++) { \
+      const CSRKIdx  p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0; \
+      const int32_t *ix = po + p0; \
+      PetscScalar    sum = 0.0; \
+      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
+      v += nz; \
+      out[DST] = OUT; \
+    } \
+  } while (0)
+/* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
+#define CSRK_NEST(ROWS, DST, OUT, ...) \
   do { \
     if (st->k == 1) { \
-      CSRK_ROWS(r0, r1, DST, OUT, XSTEP, ITYPE, IDX); \
+      ROWS(r0, r1, DST, OUT, __VA_ARGS__); \
     } else if (st->k == 2) { \
-      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, ITYPE, IDX); \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
     } else { \
       for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
-        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) CSRK_ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, XSTEP, ITYPE, IDX); \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
     } \
   } while (0)
 /* the four output placements: out = A x or out = A x + zz, in the internal order (no dperm) or scattered through dperm */
-#define CSRK_PLACEMENTS(XSTEP, ITYPE, IDX) \
+#define CSRK_PLACEMENTS(ROWS, ...) \
   do { \
-    if (!dperm && !zz) CSRK_NEST(r, sum, XSTEP, ITYPE, IDX); \
-    else if (!dperm) CSRK_NEST(r, zz[r] + sum, XSTEP, ITYPE, IDX); \
-    else if (!zz) CSRK_NEST(dperm[r], sum, XSTEP, ITYPE, IDX); \
-    else CSRK_NEST(dperm[r], zz[dperm[r]] + sum, XSTEP, ITYPE, IDX); \
+    if (!dperm && !zz) CSRK_NEST(ROWS, r, sum, __VA_ARGS__); \
+    else if (!dperm) CSRK_NEST(ROWS, r, zz[r] + sum, __VA_ARGS__); \
+    else if (!zz) CSRK_NEST(ROWS, dperm[r], sum, __VA_ARGS__); \
+    else CSRK_NEST(ROWS, dperm[r], zz[dperm[r]] + sum, __VA_ARGS__); \
   } while (0)
 
 /* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
@@ -849,6 +862,9 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
     PetscInt                    t = 0, r0, r1;
     const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
     const int16_t *restrict     co = st->coloff;
+    const uint16_t *restrict    rowpat = st->rowpat;
+    const CSRKIdx *restrict     pp     = st->patptr;
+    const int32_t *restrict     po     = st->patoff;
     const PetscScalar *restrict va = st->val, *restrict xx = x;
     /* renumbered layout: the product goes to ywork in the internal order; rowperm layout: to y through perm */
     PetscScalar *restrict       out   = st->ywork ? st->ywork : y;
@@ -869,8 +885,9 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (co) CSRK_PLACEMENTS(1, int16_t, co);
-    else CSRK_PLACEMENTS(0, CSRKIdx, cj);
+    if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
+    else if (co) CSRK_PLACEMENTS(CSRK_ROWS, 1, int16_t, co);
+    else CSRK_PLACEMENTS(CSRK_ROWS, 0, CSRKIdx, cj);
     if (st->ywork) {
       /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
       const CSRKIdx *restrict     ip = st->iperm;

@@ -98,7 +98,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   Mat            Ad;
   MatCSRKInfo    loc;
   PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[5], isum[2];
+  PetscInt       imax[6], isum[2];
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
@@ -110,6 +110,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   imax[2] = loc.nbuilds;
   imax[3] = loc.nrefresh;
   imax[4] = loc.index_bytes;
+  imax[5] = loc.npatterns;
   isum[0] = loc.nsr;
   isum[1] = loc.nssr;
   dmax[0] = loc.build_time;
@@ -124,7 +125,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
       dmax[0] += off.build_time;
     }
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 5, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 6, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 2, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
@@ -133,6 +134,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   info->nbuilds    = imax[2];
   info->nrefresh   = imax[3];
   info->index_bytes = imax[4];
+  info->npatterns   = imax[5];
   info->nsr        = isum[0];
   info->nssr       = isum[1];
   info->build_time = dmax[0];

@@ -159,6 +159,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->tuning      = st->tuning;
     info->ncandidates = st->ncand;
     info->index_bytes = st->index_bytes;
+    info->npatterns   = st->rowpat ? st->npat : 0;
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
