@@ -52,6 +52,15 @@ run() { # run NAME NP CMD...
   else fail=$((fail + 1)); echo "FAIL $name (np $np): $*"; fi
 }
 
+# run_info NAME TEXT CMD...: CMD with -info passes and prints TEXT (which kernel ran)
+run_info() {
+  local name=$1 text=$2
+  shift 2
+  if "$@" -info >"$out/run-info.log" 2>&1 && grep -q -- "$text" "$out/run-info.log"; then pass=$((pass + 1)); echo "ok   $name"
+  else fail=$((fail + 1)); echo "FAIL $name: $* (expected '$text' in the -info output)"; tail -n 5 "$out/run-info.log"; fi
+  cat "$out/run-info.log" >>"$out/gpu-tests.log"
+}
+
 case " $phases " in *" test "*)
   : >"$out/gpu-tests.log"
   m=$top/../shared/matrices
@@ -79,6 +88,17 @@ case " $phases " in *" test "*)
     run "parity sliced compress=$c permuted natural" 1 "$build/tests/parity" -problem lap3d7 -n 30 -permute 1 -mat_csrk_ordering natural $o
     run "parity sliced compress=$c permuted natural 27-point" 1 "$build/tests/parity" -problem lap3d27 -n 16 -permute 1 -mat_csrk_ordering natural $o
   done
+  # row patterns (the default where the rows fit the dictionary) and the codes they replace when off
+  for pt in 1 0; do
+    text=$([ $pt = 1 ] && echo "Sliced kernel over row patterns" || echo "Sliced column indices")
+    for pr in "lap3d27 -n 40" "lap3d7 -n 48" "elasticity3d -n 14"; do
+      run_info "parity sliced row patterns=$pt $pr" "$text" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns $pt
+    done
+  done
+  # renumbered rows: patterns where the dictionary holds them, else the codes
+  run "parity sliced, renumbered rows" 1 "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+  # the GPU type's host fallback: host vectors (parity's vectors are otherwise the tested type's, device vectors)
+  run "parity csrkcuda, host vectors" 1 "$build/tests/parity" -problem lap3d27 -n 20 -ctype csrkcuda -ref_vectors
   for np in 1 2; do
     run "parity csrkcuda MPI" $np "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
     run "state csrkcuda" $np "$build/tests/state" -ctype csrkcuda
@@ -104,8 +124,12 @@ esac
 case " $phases " in *" sanitize "*)
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced adaptive cusparse}; do
-      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel $kern -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
+    # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
+    # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns)
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns adaptive cusparse}; do
+      prob="-problem random -n 300"
+      [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
+      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%-patterns}" -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else
         echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"

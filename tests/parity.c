@@ -2,6 +2,7 @@ static const char help[] = "MatMult family of csrk against aij, for every orderi
                            "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
                            "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n"
+                           "  -ref_vectors: vectors of the reference type (default: of the tested type, so a GPU type runs on the device)\n"
                            "  -far <d>: also entries (i, i+d) and (i+d, i) for the first row i of each process, d from the diagonal\n"
                            "  -expect_natural_index_bytes <2|4>: the column index width every natural-order configuration must have\n"
                            "  Every configuration of a CPU type is checked for the index width of each block: 16-bit offsets (2 bytes)\n"
@@ -35,7 +36,7 @@ static PetscErrorCode Poison(Vec v)
 }
 
 /* y = C x and friends against the same products of the aij matrix A */
-static PetscBool transpose = PETSC_TRUE;
+static PetscBool transpose = PETSC_TRUE, ref_vectors = PETSC_FALSE;
 
 static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal tol, PetscInt *nfail)
 {
@@ -44,8 +45,10 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
   PetscInt    M, N;
 
   PetscFunctionBegin;
-  PetscCall(MatCreateVecs(A, &x, &yref));
-  PetscCall(MatCreateVecs(A, &xt, &yt));
+  /* the tested type's vectors (device vectors for a GPU type, whose products then run on the device), or with
+     -ref_vectors the reference type's (host vectors for aij: a GPU type's host fallback) */
+  PetscCall(MatCreateVecs(ref_vectors ? A : C, &x, &yref));
+  PetscCall(MatCreateVecs(ref_vectors ? A : C, &xt, &yt));
   PetscCall(VecDuplicate(yref, &y));
   PetscCall(VecDuplicate(yref, &z));
   PetscCall(VecDuplicate(xt, &yreft));
@@ -193,6 +196,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-rtype", rtype, sizeof(rtype), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-transpose", &transpose, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-ref_vectors", &ref_vectors, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-far", &far, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_natural_index_bytes", &natural, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_compress_indices", &compress, NULL));

@@ -92,7 +92,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
                              (PetscEnum *)&opt->layout, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive) or cuSPARSE's merge-based CSR SpMV (cusparse)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -571,13 +571,13 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
 }
 
 /*@
-  MatCSRKSetRowPatterns - sets whether the CPU kernels may replace the column indices by row patterns
+  MatCSRKSetRowPatterns - sets whether the kernels may replace the column indices by row patterns
 
   Logically Collective
 
   Input Parameters:
 + A        - the matrix, of type `MATCSRK` or `MATCSRKCUDA`
-- patterns - `PETSC_TRUE` (the default) or `PETSC_FALSE` to keep indices (16-bit offsets or 32-bit columns)
+- patterns - `PETSC_TRUE` (the default) or `PETSC_FALSE` to keep indices (offsets, codes or 32-bit columns)
 
   Options Database Key:
 . -mat_csrk_row_patterns <bool> - the row patterns
@@ -591,8 +591,10 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
   holds) each row keeps only the 16-bit number of its pattern, and the products read 8 bytes per nonzero instead of
   10 or 12. A 3D stencil or a structured-mesh matrix in its natural order has one pattern per kind of boundary
   (27 on a 27-point stencil); most irregular or reordered matrices overflow the dictionary early in the search and
-  keep their indices. Results are the same either way. The GPU kernels do not use row patterns.
-  `MatView()` with `-mat_view ::ascii_info` tells whether they are in effect, `MatCSRKGetInfo()` how many.
+  keep their indices. Results are the same either way. On the GPU (`MATCSRKCUDA`) the sliced kernel reads row
+  patterns in the same way instead of its 8/16-bit column codes or plain columns, and no row pointer either; `-info`
+  tells which it uses. On the CPU, `MatView()` with `-mat_view ::ascii_info` tells whether they are in effect,
+  `MatCSRKGetInfo()` how many.
 
 .seealso: `MATCSRK`, `MatCSRKSetIndexCompression()`, `MatCSRKGetInfo()`
 @*/

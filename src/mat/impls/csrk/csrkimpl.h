@@ -129,6 +129,14 @@ static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscI
     *r1 = st->srptr[st->ssrptr[u1]];
   }
 }
+/* row patterns: pattern p of the dictionary is patoff[patptr[p] .. patptr[p+1]), column - row of each entry */
+typedef struct {
+  PetscInt  npat;
+  uint16_t *rowpat; /* m, NULL when the rows do not fit the dictionary */
+  CSRKIdx  *patptr;
+  int32_t  *patoff;
+} MatCSRKRowPatterns;
+PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, MatCSRKRowPatterns *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);

@@ -56,24 +56,23 @@ static PetscInt CSRKPatternFind(CSRKPatternTable *tb, const int32_t *off, PetscI
 }
 
 /*
-  MatCSRKStructureFindPatterns - replaces the column indices of st by row patterns when the distinct rows fit the
-  dictionary and it saves bytes; st is unchanged otherwise. The rows are read from aj, the AIJ columns, for a
-  natural-order structure (which then needs no offsets of its own), else from st's 16-bit offsets or 32-bit columns in
-  the rows' own numbering (aj NULL).
+  MatCSRKFindRowPatterns - the row patterns of the rows of st when the distinct rows fit the dictionary and they save
+  bytes against index_bytes per nonzero (pat->rowpat NULL otherwise). The rows are read from aj, the AIJ columns, for a
+  natural-order structure, else from st's 16-bit offsets or 32-bit columns in the rows' own numbering (aj NULL).
 
   Each thread numbers the patterns of its own rows (those it multiplies, which it also touches first) in its own
   dictionary, trying the previous row's pattern before the hash table; the dictionaries are then merged and the rows
   of the other threads renumbered.
 */
-PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const PetscInt *aj)
+PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const PetscInt *aj, PetscReal index_bytes, MatCSRKRowPatterns *pat)
 {
   const PetscInt    T = st->nthreads;
   CSRKPatternTable *tb;
-  const int         width = st->coloff || (aj && st->bw_after <= INT16_MAX) ? 2 : 4; /* bytes per nonzero of the indices replaced */
   PetscInt        **remap, fail = 0, entries;
   uint16_t         *rowpat;
 
   PetscFunctionBegin;
+  PetscCall(PetscMemzero(pat, sizeof(*pat)));
   if (!st->m || (!aj && !st->coloff && !st->colidx)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscCalloc1(T + 1, &tb)); /* tb[T]: the merged dictionary */
   PetscCall(PetscMalloc1(st->m, &rowpat));
@@ -137,7 +136,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   }
   entries = tb[T].start[tb[T].npat];
   /* the dictionary must save bytes: 2 per row and its offsets against the index bytes per nonzero */
-  if (!fail && 2.0 * st->m + 4.0 * entries < (PetscReal)width * st->nnz) {
+  if (!fail && 2.0 * st->m + 4.0 * entries < index_bytes * st->nnz) {
     const CSRKPatternTable *all = &tb[T];
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)T)
@@ -151,21 +150,40 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
       if (t)
         for (PetscInt r = r0; r < r1; r++) rowpat[r] = (uint16_t)remap[t][rowpat[r]];
     }
-    st->npat = all->npat;
-    PetscCall(PetscMalloc1(all->npat + 1, &st->patptr));
-    PetscCall(PetscMalloc1(PetscMax(entries, 1), &st->patoff));
-    PetscCall(PetscArraycpy(st->patptr, all->start, all->npat + 1));
-    PetscCall(PetscArraycpy(st->patoff, all->off, entries));
-    st->rowpat = rowpat;
-    rowpat     = NULL;
-    PetscCall(PetscFree(st->coloff));
-    if (!st->shared) PetscCall(PetscFree(st->colidx));
-    st->index_bytes = 0;
-    PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 2 bytes per row instead of %d per nonzero\n", st->npat, entries, width));
+    pat->npat = all->npat;
+    PetscCall(PetscMalloc1(all->npat + 1, &pat->patptr));
+    PetscCall(PetscMalloc1(PetscMax(entries, 1), &pat->patoff));
+    PetscCall(PetscArraycpy(pat->patptr, all->start, all->npat + 1));
+    PetscCall(PetscArraycpy(pat->patoff, all->off, entries));
+    pat->rowpat = rowpat;
+    rowpat      = NULL;
+    PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 2 bytes per row instead of %g per nonzero\n", pat->npat, entries, (double)index_bytes));
   } else PetscCall(PetscInfo(A, "Column indices kept: %s\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes"));
   for (PetscInt t = 0; t < T; t++) PetscCall(PetscFree(remap[t]));
   PetscCall(PetscFree(remap));
   PetscCall(PetscFree(rowpat));
   PetscCall(PetscFree(tb));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatCSRKStructureFindPatterns - replaces the column indices of a CPU structure by row patterns where they fit and
+  save bytes (st unchanged otherwise); aj: the AIJ columns of a natural-order structure, which then needs no offsets
+  of its own, else NULL
+*/
+PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const PetscInt *aj)
+{
+  MatCSRKRowPatterns pat;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKFindRowPatterns(A, st, aj, st->coloff || (aj && st->bw_after <= INT16_MAX) ? 2.0 : 4.0, &pat));
+  if (!pat.rowpat) PetscFunctionReturn(PETSC_SUCCESS);
+  st->npat   = pat.npat;
+  st->rowpat = pat.rowpat;
+  st->patptr = pat.patptr;
+  st->patoff = pat.patoff;
+  PetscCall(PetscFree(st->coloff));
+  if (!st->shared) PetscCall(PetscFree(st->colidx));
+  st->index_bytes = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

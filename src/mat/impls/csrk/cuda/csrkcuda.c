@@ -32,7 +32,8 @@ static PetscErrorCode MatSeqCSRKCUDAGetDevice(Mat A, CSRKDevice **dev, MatCSRKSt
       const CSRKDevice *d = (CSRKDevice *)sp->device;
       PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows, %" PetscInt_FMT " padded entries (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], d->width, d->bx, d->by, d->bz, d->nlong,
                           d->pnnz, (double)d->mean, (double)d->var, d->maxlen));
-      if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED)
+      if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED && d->rowpat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
+      else if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED)
         PetscCall(PetscInfo(A, "Sliced column indices: %g bytes per padded entry; super-rows with 8-bit offsets %" PetscInt_FMT ", 16-bit offsets %" PetscInt_FMT ", 32-bit columns %" PetscInt_FMT "\n", (double)d->index_bytes, d->nslices[0], d->nslices[1], d->nslices[2]));
     }
   } else if (sp->dev_nrefresh != sp->nrefresh) {

@@ -35,6 +35,10 @@ typedef struct {
   PetscInt     nslices[3];               /* super-rows with each index code */
   PetscBool    sliced_plain;             /* short rows: 32-bit columns at the values' offsets, CSRKSlicedPlainKernel */
   PetscReal    index_bytes;              /* bytes of the column indices per padded entry, bases included */
+  uint16_t    *rowpat;                   /* sliced kernel over row patterns (NULL: over the codes above): pattern of each */
+  CSRKIdx     *patptr;                   /* row, whose offsets from the diagonal are patoff[patptr[p] .. patptr[p+1]) */
+  int32_t     *patoff;
+  PetscInt     npat;
   CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */

@@ -268,6 +268,47 @@ __global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const
   }
 }
 
+/* The sliced kernel over row patterns (MatCSRKSetRowPatterns()): the offsets from the diagonal of row r are pattern
+   rowpat[r] of a small dictionary that the warps read through the L1 cache, where the 32 rows of a super-row of a
+   stencil mostly share one pattern (a broadcast). No column index or row pointer is read: 2 bytes per row instead of
+   about 1 per entry (codes) or 4 (plain columns), plus 8 of row pointer. BATCHED: loads in batches of
+   CSRK_SLICED_BATCH entries, as CSRKSlicedRowDot (rows longer than CSRK_SLICED_PLAIN_MAX_MEAN on average); else the
+   loop of CSRKSlicedPlainKernel. */
+template <bool BATCHED>
+__global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedPatternKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ sliceptr, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx u = blockIdx.x;
+  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
+    const CSRKIdx      r0 = srptr[s], h = srptr[s + 1] - r0;
+    const PetscScalar *v  = sval + sliceptr[s];
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx      r = r0 + i, p = (CSRKIdx)__ldcs(rowpat + r), p0 = __ldg(patptr + p), len = __ldg(patptr + p + 1) - p0;
+      const int32_t     *off = patoff + p0;
+      const PetscScalar *xr  = x + r;
+      PetscScalar        sum = 0.0;
+      if (BATCHED) {
+        for (CSRKIdx j0 = 0; j0 < len; j0 += CSRK_SLICED_BATCH) {
+          PetscScalar a[CSRK_SLICED_BATCH];
+          CSRKIdx     c[CSRK_SLICED_BATCH];
+#pragma unroll
+          for (int k = 0; k < CSRK_SLICED_BATCH; k++)
+            if (j0 + k < len) {
+              a[k] = CSRKLoadStreamed(v + i + (j0 + k) * h);
+              c[k] = __ldg(off + j0 + k);
+            }
+#pragma unroll
+          for (int k = 0; k < CSRK_SLICED_BATCH; k++)
+            if (j0 + k < len) sum += a[k] * xr[c[k]];
+        }
+      } else {
+#pragma unroll 4
+        for (CSRKIdx j = 0; j < len; j++) sum += CSRKLoadStreamed(v + i + j * h) * xr[__ldg(off + j)];
+      }
+      CSRKStore(r, perm, z, y, sum);
+    }
+  }
+}
+
 /* Long rows are cut into chunks of CSRK_LONG_CHUNK entries, a block per chunk (so that one row of a million entries
    is spread over the whole GPU): warp shuffles, then a fixed-order sum of the warp results into part[c]. A second
    kernel adds the chunks of each row in order, so the result does not depend on the scheduling. */
@@ -504,6 +545,9 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->sbase);
   CSRKCudaFree(d->spos);
   CSRKCudaFree(d->sval);
+  CSRKCudaFree(d->rowpat);
+  CSRKCudaFree(d->patptr);
+  CSRKCudaFree(d->patoff);
   CSRKCudaFree(d->crows);
   CSRKCudaFree(d->crowptr);
   CSRKCudaFree(d->cunitptr);
@@ -912,7 +956,24 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
     }
   }
   /* the sliced kernel reads its own copy of the pattern; d->val stays as the target of value uploads */
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) PetscCall(CSRKBuildSliced(d, st, &bytes));
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
+    PetscCall(CSRKBuildSliced(d, st, &bytes));
+    /* row patterns where the columns are in the rows' own numbering and the rows fit the dictionary; the codes stay
+       for the diagonal */
+    if (opt->compress && opt->patterns && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED)) {
+      MatCSRKRowPatterns pat;
+      PetscCall(MatCSRKFindRowPatterns(NULL, st, NULL, d->sliced_plain ? (PetscReal)sizeof(CSRKIdx) : d->index_bytes, &pat));
+      if (pat.rowpat) {
+        d->npat = pat.npat;
+        PetscCall(CSRKUpload(&d->rowpat, pat.rowpat, st->m, &bytes));
+        PetscCall(CSRKUpload(&d->patptr, pat.patptr, pat.npat + 1, &bytes));
+        PetscCall(CSRKUpload(&d->patoff, pat.patoff, pat.patptr[pat.npat], &bytes));
+        PetscCall(PetscFree(pat.rowpat));
+        PetscCall(PetscFree(pat.patptr));
+        PetscCall(PetscFree(pat.patoff));
+      }
+    }
+  }
   else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
@@ -955,7 +1016,9 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
-    if (d->sliced_plain) CSRKSlicedPlainKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, (const CSRKIdx *)d->sidx, d->sval, perm, x, z, y);
+    if (d->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, perm, x, z, y);
+    else if (d->rowpat) CSRKSlicedPatternKernel<false><<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, perm, x, z, y);
+    else if (d->sliced_plain) CSRKSlicedPlainKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, (const CSRKIdx *)d->sidx, d->sval, perm, x, z, y);
     else CSRKSlicedKernel<<<(unsigned)d->nunits, dim3(d->bx, d->by, d->bz), 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->sidxptr, d->sidx, d->sbaseptr, d->sbase, d->sval, perm, x, z, y);
     PetscCallCUDA(cudaGetLastError());
     PetscFunctionReturn(PETSC_SUCCESS);
