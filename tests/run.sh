@@ -96,7 +96,8 @@ for np in $ranks; do
   # row patterns: stencils in the natural order read them, with one thread or several, shared or copied AIJ arrays;
   # an irregular graph overflows the dictionary and keeps its indices; with them off the 16-bit offsets are back
   run "parity lap3d27, row patterns" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 1 -mat_csrk_threads 2
-  run "parity elasticity3d, row patterns, one thread" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -expect_patterns 1 -mat_csrk_threads 1
+  run "parity elasticity3d, row patterns" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -expect_patterns 1 -mat_csrk_threads 2
+  run "parity lap3d27, one thread: the AIJ loop, no row patterns" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_threads 1
   run "parity lap3d7, row patterns, copied" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d7 -n 14 -expect_patterns 1 -mat_csrk_threads 3
   run "parity random, no row patterns" "$np" "$build/tests/parity" -problem random -n 3000 -expect_patterns 0 -mat_csrk_threads 2
   run "parity lap3d27, row patterns off" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_row_patterns 0 -mat_csrk_threads 2
@@ -170,7 +171,7 @@ done
 run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetIndexCompression" "$build/tests/options" -mat_type csrk -help
 run_grep "row patterns reported by -mat_view ::ascii_info" "column indices: row patterns ([0-9]* distinct rows)" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
 run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
-run_grep "one thread, natural order: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
+run_grep "one thread, natural order: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 # ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept

@@ -585,8 +585,10 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
   Level: advanced
 
   Notes:
-  Only with index compression on (`MatCSRKSetIndexCompression()`) and with the rows in their own numbering (natural
-  ordering, or the renumbered layout). At the structure build, the column offsets from the diagonal of each row are
+  Only with index compression on (`MatCSRKSetIndexCompression()`) and where the CPU kernels would read 16-bit offsets
+  but for the bandwidth: rows in their own numbering (natural ordering, or the renumbered layout), and for the natural
+  ordering two or more threads (one thread runs PETSc's AIJ loop over the AIJ arrays, which a single core runs at least
+  as fast). At the structure build, the column offsets from the diagonal of each row are
   looked up in a dictionary of the distinct rows; when all of them fit (8192 offsets, 32 KiB, which the L1 cache
   holds) each row keeps only the 16-bit number of its pattern, and the products read 8 bytes per nonzero instead of
   10 or 12. A 3D stencil or a structured-mesh matrix in its natural order has one pattern per kind of boundary
