@@ -108,17 +108,17 @@ case_ "state bandk" 2 "$t/state" -mat_csrk_ordering bandk -mat_csrk_threads 2
 # parity: each run goes through every ordering (natural, rcm, bandk, auto), k = 1, 2, 3 and both layouts
 case_ "parity lap2d5" 1 "$t/parity" -problem lap2d5 -n 16 -mat_csrk_threads 2
 case_ "parity permuted lap3d7" 1 "$t/parity" -problem lap3d7 -n 7 -permute 3 -mat_csrk_threads 2
-case_ "parity lap3d27" 1 "$t/parity" -problem lap3d27 -n 6 -mat_csrk_threads 2
+case_ "parity lap3d27 (row patterns)" 1 "$t/parity" -problem lap3d27 -n 6 -mat_csrk_threads 2 -expect_patterns 1
 case_ "parity elasticity3d (bs 3)" 1 "$t/parity" -problem elasticity3d -n 4 -mat_csrk_threads 2
 case_ "parity random (empty rows, dense row)" 1 "$t/parity" -problem random -n 300 -mat_csrk_threads 2
 case_ "parity rectangular random" 1 "$t/parity" -problem randrect -n 200 -mat_csrk_threads 2
 case_ "parity explicit sizes" 1 "$t/parity" -problem lap2d5 -n 13 -mat_csrk_sr_size 7 -mat_csrk_ssr_size 3 -mat_csrk_threads 3
 case_ "parity tiny" 1 "$t/parity" -problem random -n 2
-# 32-bit column indices (the cases above store 16-bit offsets from the diagonal where they fit), the copied natural
+# 32-bit column indices (the cases above store row patterns or 16-bit offsets from the diagonal where they fit), the copied natural
 # order (its offsets come straight from the AIJ columns), and an entry too far from the diagonal for the offsets
 case_ "parity permuted lap3d7, 32-bit indices" 1 "$t/parity" -problem lap3d7 -n 7 -permute 3 -mat_csrk_threads 2 -mat_csrk_compress_indices 0
 CSRK_NATURAL_COPY=1 case_ "parity natural order copied (CSRK_NATURAL_COPY=1)" 1 "$t/parity" -problem lap3d27 -n 6 -mat_csrk_threads 2
-case_ "parity entry 32768 from the diagonal" 1 "$t/parity" -problem lap2d5 -n 182 -far 32768 -expect_natural_index_bytes 4 -kmin 2 -kmax 2 -transpose 0
+case_ "parity entry 32768 from the diagonal" 1 "$t/parity" -problem lap2d5 -n 182 -far 32768 -expect_natural_index_bytes 4 -kmin 2 -kmax 2 -transpose 0 -mat_csrk_row_patterns 0
 case_ "parity permuted lap3d7" 2 "$t/parity" -problem lap3d7 -n 7 -permute 3 -mat_csrk_threads 2
 # one real matrix, large enough (44k nonzeros) for the default thread count to be used
 matrices=${CSRK_MATRICES:-$top/../shared/matrices}
