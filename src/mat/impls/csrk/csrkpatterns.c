@@ -81,19 +81,19 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
   #pragma omp parallel num_threads((int)T)
 #endif
   {
-    PetscInt                t = 0, r0, r1, prev = -1, gaveup = 0;
+    PetscInt                t = 0, r0, r1, prev = -1;
     const CSRKIdx *restrict rp = st->rowptr, *restrict cj = st->colidx;
     const int16_t *restrict co = st->coloff;
-    CSRKPatternTable       *my = &tb[0];
+    CSRKPatternTable       *my;
     int32_t                 buf[CSRK_PATTERN_MAX_ENTRIES];
 #if defined(_OPENMP)
     t = omp_get_thread_num();
 #endif
     my = &tb[t];
     CSRKThreadRows(st, t, &r0, &r1);
-    for (PetscInt r = r0; r < r1 && !gaveup; r++) {
+    for (PetscInt r = r0; r < r1; r++) {
       const CSRKIdx q0 = rp[r], len = rp[r + 1] - q0;
-      PetscInt      p  = -1;
+      PetscInt      p  = -1, gaveup;
       if ((r - r0) % CSRK_PATTERN_POLL == 0) {
 #if defined(_OPENMP)
   #pragma omp atomic read
@@ -101,8 +101,7 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
         gaveup = fail;
         if (gaveup) break;
       }
-      if (len > CSRK_PATTERN_MAX_ENTRIES) p = -1;
-      else {
+      if (len <= CSRK_PATTERN_MAX_ENTRIES) { /* longer rows fit no dictionary: p stays -1 */
         if (aj)
           for (CSRKIdx j = 0; j < len; j++) buf[j] = (int32_t)(aj[q0 + j] - r);
         else if (co)
