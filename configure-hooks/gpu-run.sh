@@ -68,7 +68,7 @@ case " $phases " in *" test "*)
   for k in 2 3; do
     for kern in scalar vector stream sliced adaptive cusparse; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
-      run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse -transpose 0 $o
+      run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
       run "parity elasticity3d k=$k $kern" 1 "$build/tests/parity" -problem elasticity3d -n 12 $o
       run "parity random k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 $o
@@ -129,7 +129,11 @@ case " $phases " in *" sanitize "*)
     for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns adaptive cusparse}; do
       prob="-problem random -n 300"
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
-      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%-patterns}" -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
+      # racecheck leaves out cuSPARSE's own kernels (the cusparse kernel's SpMV): its shared-memory hazards are the
+      # library's, reported between writes within its csrmv kernel; our gather and scatter around it stay checked
+      excl=""
+      [ "$tool" = racecheck ] && [ "$kern" = cusparse ] && excl="--kernel-name-exclude kns=cusparse"
+      if "$cs" --tool $tool $excl --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%-patterns}" -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else
         echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"
