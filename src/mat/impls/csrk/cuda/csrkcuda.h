@@ -6,7 +6,7 @@
 
 typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle and descriptors (csrkcudakernels.cu) */
 
-typedef struct {
+typedef struct _n_CSRKDevice {
   PetscInt     m, n, nnz, k;
   PetscInt     nunits;                   /* thread blocks: super-super-rows (k = 3) or super-rows */
   CSRKIdx     *rowptr, *colidx, *unitptr, *srptr, *perm, *longrows;
@@ -21,11 +21,9 @@ typedef struct {
   unsigned     bx, by, bz;               /* thread block shape */
   PetscReal    mean, var;                /* row-length statistics the kernel was chosen from */
   PetscInt     maxlen;
-  PetscBool    has_transpose;            /* stored transpose of the CSR-k copy, for MatMultTranspose */
-  CSRKIdx     *trowptr, *tcolidx, *tmap;
-  CSRKIdx     *tunitptr, *tsrptr;           /* launch grouping of S^T: blocks of 32 rows */
-  PetscInt     tnunits;
-  PetscScalar *tval;
+  struct _n_CSRKDevice *t;              /* MatMultTranspose: the transpose S^T of the stored matrix S as a matrix of its own */
+  CSRKIdx     *tmap;                     /* (rows in blocks of 32, long rows chunked), built at the first use; entry q of S^T */
+                                         /* is entry tmap[q] of S, for value refreshes */
   CSRKIdx     *sliceptr, *spos;         /* sliced kernel: super-row s stored column by column from sliceptr[s] (padded to its */
   PetscScalar *sval;                     /* longest row); spos[q]: position of CSR entry q there, for value refreshes */
   PetscInt     pnnz;                     /* padded entries of the sliced storage */
@@ -44,7 +42,7 @@ typedef struct {
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
   CSRKCusparse sp;                       /* the cusparse kernel: cuSPARSE's SpMV over rowptr, colidx and val */
-  size_t       bytes, tbytes;
+  size_t       bytes;
 } CSRKDevice;
 
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *, const MatCSRKOptions *, PetscBool, CSRKDevice **);

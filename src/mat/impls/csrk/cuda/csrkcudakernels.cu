@@ -506,19 +506,6 @@ static PetscErrorCode CSRKCusparseMult(const CSRKDevice *d, const PetscScalar *x
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CSRKDeviceFreeTranspose(CSRKDevice *d)
-{
-  PetscFunctionBegin;
-  CSRKCudaFree(d->trowptr);
-  CSRKCudaFree(d->tcolidx);
-  CSRKCudaFree(d->tmap);
-  CSRKCudaFree(d->tval);
-  CSRKCudaFree(d->tunitptr);
-  CSRKCudaFree(d->tsrptr);
-  d->has_transpose = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
 {
   CSRKDevice *d = *dev;
@@ -553,7 +540,8 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->cunitptr);
   CSRKCudaFree(d->csrptr);
   PetscCall(CSRKCusparseDestroy(d));
-  PetscCall(CSRKDeviceFreeTranspose(d));
+  CSRKCudaFree(d->tmap);
+  PetscCall(MatCSRKCUDADeviceDestroy(&d->t));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -823,16 +811,22 @@ static PetscErrorCode CSRKUploadRowGroups(PetscInt nrows, PetscInt per, CSRKIdx 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The launch of such a grouping: a thread per row (width 1) or a sub-warp of `width` lanes per row, no long-row pass */
+/* The shape of a launch over such a grouping: a thread per row (width 1) or a sub-warp of `width` lanes per row */
+static void CSRKRowGroupShape(CSRKDevice *c, PetscInt width, PetscInt per, PetscInt nunits)
+{
+  c->kernel = width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
+  c->width  = width;
+  c->bx     = width == 1 ? (unsigned)per : (unsigned)width;
+  c->by     = width == 1 ? 1 : (unsigned)PetscMax(1, 256 / width);
+  c->bz     = 1;
+  c->nunits = nunits;
+}
+
+/* The launch of such a grouping over d's arrays, with no long-row pass */
 static void CSRKRowGroupLaunch(const CSRKDevice *d, PetscInt width, PetscInt per, PetscInt nunits, CSRKDevice *c)
 {
-  *c         = *d;
-  c->kernel  = width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
-  c->width   = width;
-  c->bx      = width == 1 ? (unsigned)per : (unsigned)width;
-  c->by      = width == 1 ? 1 : (unsigned)PetscMax(1, 256 / width);
-  c->bz      = 1;
-  c->nunits  = nunits;
+  *c = *d;
+  CSRKRowGroupShape(c, width, per, nunits);
   c->nlong   = 0;
   c->longlen = CSRK_IDX_MAX;
 }
@@ -899,6 +893,36 @@ static PetscErrorCode CSRKBuildAdaptiveUnits(CSRKDevice *d, const MatCSRKStructu
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The rows of d (row pointer rowptr, on the host) longer than d->longlen, cut into chunks of CSRK_LONG_CHUNK entries */
+static PetscErrorCode CSRKBuildLongRows(CSRKDevice *d, const CSRKIdx *rowptr, size_t *bytes)
+{
+  CSRKIdx *rows, *rowchunk, *chunkq;
+
+  PetscFunctionBegin;
+  d->nlong = 0;
+  PetscCall(PetscMalloc1(d->m, &rows));
+  for (PetscInt r = 0; r < d->m; r++)
+    if (rowptr[r + 1] - rowptr[r] > d->longlen) rows[d->nlong++] = (CSRKIdx)r;
+  PetscCall(PetscMalloc1(d->nlong + 1, &rowchunk));
+  rowchunk[0] = 0;
+  for (PetscInt i = 0; i < d->nlong; i++) rowchunk[i + 1] = rowchunk[i] + (rowptr[rows[i] + 1] - rowptr[rows[i]] + CSRK_LONG_CHUNK - 1) / CSRK_LONG_CHUNK;
+  d->nlongchunks = rowchunk[d->nlong];
+  PetscCall(PetscMalloc1(2 * PetscMax(d->nlongchunks, 1), &chunkq));
+  for (PetscInt i = 0; i < d->nlong; i++)
+    for (CSRKIdx c = rowchunk[i], q = rowptr[rows[i]]; c < rowchunk[i + 1]; c++, q += CSRK_LONG_CHUNK) {
+      chunkq[2 * c]     = q;
+      chunkq[2 * c + 1] = PetscMin(q + CSRK_LONG_CHUNK, rowptr[rows[i] + 1]);
+    }
+  PetscCall(CSRKUpload(&d->longrows, rows, d->nlong, bytes));
+  PetscCall(CSRKUpload(&d->longrowchunk, rowchunk, d->nlong + 1, bytes));
+  PetscCall(CSRKUpload(&d->longchunkq, chunkq, 2 * d->nlongchunks, bytes));
+  PetscCall(CSRKUpload(&d->longpart, (PetscScalar *)NULL, d->nlongchunks, bytes));
+  PetscCall(PetscFree(rows));
+  PetscCall(PetscFree(rowchunk));
+  PetscCall(PetscFree(chunkq));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKCUDADeviceUpload - uploads the structure (all = true) or only the values of the host structure st
 */
@@ -924,8 +948,8 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
       CSRKPlaceValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->spos, d->val, d->sval);
       PetscCallCUDA(cudaGetLastError());
     }
-    if (d->has_transpose) {
-      CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, d->tval);
+    if (d->t) {
+      CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, d->t->val);
       PetscCallCUDA(cudaGetLastError());
     }
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -979,32 +1003,7 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
   if (!st->perm && d->kernel != MAT_CSRK_CUDA_KERNEL_SLICED && d->kernel != MAT_CSRK_CUDA_KERNEL_CUSPARSE && st->m >= 1024 && 2 * st->nonzerorows <= st->m) PetscCall(CSRKBuildCompressed(d, st, &bytes));
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) PetscCall(CSRKCusparseCreate(d, &bytes));
-  if (d->longlen < CSRK_IDX_MAX) {
-    CSRKIdx *rows;
-    PetscCall(PetscMalloc1(st->m, &rows));
-    for (PetscInt r = 0; r < st->m; r++)
-      if (st->rowptr[r + 1] - st->rowptr[r] > d->longlen) rows[d->nlong++] = (CSRKIdx)r;
-    PetscCall(CSRKUpload(&d->longrows, rows, d->nlong, &bytes));
-    {
-      CSRKIdx *rowchunk, *chunkq;
-      PetscCall(PetscMalloc1(d->nlong + 1, &rowchunk));
-      rowchunk[0] = 0;
-      for (PetscInt i = 0; i < d->nlong; i++) rowchunk[i + 1] = rowchunk[i] + (st->rowptr[rows[i] + 1] - st->rowptr[rows[i]] + CSRK_LONG_CHUNK - 1) / CSRK_LONG_CHUNK;
-      d->nlongchunks = rowchunk[d->nlong];
-      PetscCall(PetscMalloc1(2 * PetscMax(d->nlongchunks, 1), &chunkq));
-      for (PetscInt i = 0; i < d->nlong; i++)
-        for (CSRKIdx c = rowchunk[i], q = st->rowptr[rows[i]]; c < rowchunk[i + 1]; c++, q += CSRK_LONG_CHUNK) {
-          chunkq[2 * c]     = q;
-          chunkq[2 * c + 1] = PetscMin(q + CSRK_LONG_CHUNK, st->rowptr[rows[i] + 1]);
-        }
-      PetscCall(CSRKUpload(&d->longrowchunk, rowchunk, d->nlong + 1, &bytes));
-      PetscCall(CSRKUpload(&d->longchunkq, chunkq, 2 * d->nlongchunks, &bytes));
-      PetscCall(CSRKUpload(&d->longpart, (PetscScalar *)NULL, d->nlongchunks, &bytes));
-      PetscCall(PetscFree(rowchunk));
-      PetscCall(PetscFree(chunkq));
-    }
-    PetscCall(PetscFree(rows));
-  }
+  if (d->longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, st->rowptr, &bytes));
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
   d->bytes = bytes;
   *dev     = d;
@@ -1089,16 +1088,26 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The transpose of the stored matrix S, with tmap[q] = position in S of entry q of S^T, for value refreshes */
+/* The transpose S^T of the stored matrix S as a device matrix of its own: its rows (the columns of S) grouped by
+   CSRK_TRANSPOSE_ROWS_PER_BLOCK, a thread or 8 lanes per row, and rows much longer than the mean (a dense column of
+   S) cut into chunks as in the forward product, which keeps both their time and their rounding those of a long row */
 static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *st)
 {
-  CSRKIdx *tp, *tc, *tm, *fill;
-  size_t   bytes = 0;
+  CSRKDevice *t;
+  CSRKIdx    *tp, *tc, *tm, *fill;
+  PetscInt    maxlen = 0;
+  size_t      bytes  = 0;
 
   PetscFunctionBegin;
+  PetscCall(PetscNew(&t));
+  t->m   = st->n;
+  t->n   = st->m;
+  t->nnz = st->nnz;
+  t->k   = 1;
   PetscCall(PetscCalloc1(st->n + 1, &tp));
   PetscCall(PetscMalloc3(PetscMax(st->nnz, 1), &tc, PetscMax(st->nnz, 1), &tm, st->n + 1, &fill));
   for (PetscInt q = 0; q < st->nnz; q++) tp[st->colidx[q] + 1]++;
+  for (PetscInt c = 0; c < st->n; c++) maxlen = PetscMax(maxlen, tp[c + 1]);
   for (PetscInt c = 0; c < st->n; c++) tp[c + 1] += tp[c];
   for (PetscInt c = 0; c <= st->n; c++) fill[c] = tp[c];
   for (PetscInt r = 0; r < st->m; r++)
@@ -1107,22 +1116,29 @@ static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *
       tc[at]           = (CSRKIdx)r;
       tm[at]           = q;
     }
-  PetscCall(CSRKUpload(&d->trowptr, tp, st->n + 1, &bytes));
-  PetscCall(CSRKUpload(&d->tcolidx, tc, st->nnz, &bytes));
+  t->mean    = (PetscReal)st->nnz / PetscMax(st->n, 1);
+  t->maxlen  = maxlen;
+  t->longlen = PetscMax(512, (PetscInt)(16 * t->mean));
+  if (maxlen <= t->longlen) t->longlen = CSRK_IDX_MAX;
+  PetscCall(CSRKUpload(&t->rowptr, tp, st->n + 1, &bytes));
+  PetscCall(CSRKUpload(&t->colidx, tc, st->nnz, &bytes));
+  PetscCall(CSRKUpload(&t->val, (PetscScalar *)NULL, st->nnz, &bytes));
   PetscCall(CSRKUpload(&d->tmap, tm, st->nnz, &bytes));
-  PetscCall(CSRKUpload(&d->tval, (PetscScalar *)NULL, st->nnz, &bytes));
-  PetscCall(CSRKUploadRowGroups(st->n, CSRK_TRANSPOSE_ROWS_PER_BLOCK, &d->tunitptr, &d->tsrptr, &d->tnunits, &bytes)); /* the rows of S^T */
+  PetscCall(CSRKUploadRowGroups(st->n, CSRK_TRANSPOSE_ROWS_PER_BLOCK, &t->unitptr, &t->srptr, &t->nunits, &bytes));
+  CSRKRowGroupShape(t, t->mean <= 8 ? 1 : 8, CSRK_TRANSPOSE_ROWS_PER_BLOCK, t->nunits);
+  if (t->longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(t, tp, &bytes));
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
   PetscCall(PetscFree(tp));
   PetscCall(PetscFree3(tc, tm, fill));
   {
     cudaStream_t stream;
     PetscCall(CSRKGetStream(&stream));
-    CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, d->tval);
+    CSRKMapValuesKernel<<<CSRKGrid(st->nnz), 256, 0, stream>>>(st->nnz, d->tmap, d->val, t->val);
     PetscCallCUDA(cudaGetLastError());
   }
-  d->has_transpose = PETSC_TRUE;
-  d->tbytes        = bytes;
+  t->bytes = bytes;
+  d->t     = t;
+  PetscCall(PetscInfo(NULL, "CSR-k stored transpose: %" PetscInt_FMT " rows, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows in %" PetscInt_FMT " chunks\n", t->m, t->width, t->nlong, t->nlongchunks));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1133,10 +1149,11 @@ static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *
 PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
 {
   cudaStream_t stream;
-  CSRKDevice   t;
+  CSRKDevice  *t;
 
   PetscFunctionBegin;
-  if (!d->has_transpose) PetscCall(CSRKBuildTranspose(d, st));
+  if (!d->t) PetscCall(CSRKBuildTranspose(d, st));
+  t = d->t;
   PetscCall(CSRKGetStream(&stream));
   if (d->perm) {
     if (!d->xtwork) PetscCallCUDA(cudaMalloc((void **)&d->xtwork, sizeof(PetscScalar) * PetscMax(d->m, 1)));
@@ -1144,10 +1161,8 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
     PetscCallCUDA(cudaGetLastError());
     x = d->xtwork;
   }
-  /* S^T as a CSR-1 launch over its rows grouped by CSRK_TRANSPOSE_ROWS_PER_BLOCK */
-  CSRKRowGroupLaunch(d, d->mean * d->m / PetscMax(d->n, 1) <= 8 ? 1 : 8, CSRK_TRANSPOSE_ROWS_PER_BLOCK, d->tnunits, &t);
   /* renumbered: y[perm[c]] = z[perm[c]] + (S^T xp)[c], the same scatter as the forward product */
-  PetscCall(CSRKLaunch(&t, d->tunitptr, d->tsrptr, d->trowptr, d->tcolidx, d->tval, d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? d->perm : NULL, x, z, y, stream));
+  PetscCall(CSRKLaunch(t, t->unitptr, t->srptr, t->rowptr, t->colidx, t->val, d->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED ? d->perm : NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
