@@ -30,7 +30,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          sr=<rows per super-row> ssr=<super-rows per super-super-row>\n"
                            "                          layout=<renumbered|rowperm> threads=<n> (0: default) tune=<model|search>,\n"
                            "                          compress=<0|1> (column offsets where they fit),\n"
-                           "                          patterns=<0|1> (row patterns where the rows allow, CPU),\n"
+                           "                          patterns=<0|1> (row patterns where the rows allow: CPU, GPU sliced kernel),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
                            "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse> width=<lanes per row>)\n"
                            "Measurement:\n"

@@ -598,6 +598,14 @@ static PetscInt64 CSRKSlicedOffsets(const MatCSRKStructure *st, CSRKIdx *slicept
   return off;
 }
 
+/* Rows longer than this go to the long-row kernels (CSRK_IDX_MAX: none is): far beyond the mean, where one sub-warp
+   or thread would serialise a whole block (forced > 0: -mat_csrk_cuda_long) */
+static inline PetscInt CSRKLongRowLength(PetscReal mean, PetscInt maxlen, PetscInt forced)
+{
+  const PetscInt len = forced > 0 ? forced : PetscMax(512, (PetscInt)(16 * mean));
+  return maxlen <= len ? CSRK_IDX_MAX : len;
+}
+
 /* Kernel and launch shape from the row statistics (the constant-time model of docs/tuning.md) */
 static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st, const MatCSRKOptions *opt)
 {
@@ -615,9 +623,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
   d->mean   = mean;
   d->var    = var;
   d->maxlen = maxlen;
-  /* long rows: far beyond the mean, where one sub-warp would serialise a whole block */
-  d->longlen = opt->cuda_long > 0 ? opt->cuda_long : PetscMax(512, (PetscInt)(16 * mean));
-  if (maxlen <= d->longlen) d->longlen = CSRK_IDX_MAX;
+  d->longlen = CSRKLongRowLength(mean, maxlen, opt->cuda_long);
   d->width = opt->cuda_width;
   d->smem   = 0;
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && mean > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)) {
@@ -1118,8 +1124,7 @@ static PetscErrorCode CSRKBuildTranspose(CSRKDevice *d, const MatCSRKStructure *
     }
   t->mean    = (PetscReal)st->nnz / PetscMax(st->n, 1);
   t->maxlen  = maxlen;
-  t->longlen = PetscMax(512, (PetscInt)(16 * t->mean));
-  if (maxlen <= t->longlen) t->longlen = CSRK_IDX_MAX;
+  t->longlen = CSRKLongRowLength(t->mean, maxlen, 0);
   PetscCall(CSRKUpload(&t->rowptr, tp, st->n + 1, &bytes));
   PetscCall(CSRKUpload(&t->colidx, tc, st->nnz, &bytes));
   PetscCall(CSRKUpload(&t->val, (PetscScalar *)NULL, st->nnz, &bytes));
