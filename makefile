@@ -47,8 +47,8 @@ NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH   ?= 90
 MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
 NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
-CUDA_SRC    := src/mat/impls/csrk/cuda/csrkcudakernels.cu
-CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c
+CUDA_SRC    := src/mat/impls/csrk/cuda/csrkcudakernels.cu src/mat/impls/csrk/cuda/csrkcudahalo.cu
+CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c src/mat/impls/csrk/cuda/csrkcudampi.c
 ifeq ($(CSRK_CUDA),1)
   EXTRA_CFLAGS += -DCSRK_HAVE_CUDA
   LIB_OBJ      += $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRC)) $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_CSRC))
@@ -99,9 +99,9 @@ CUDA_INC := $(if $(NVCC_),$(abspath $(dir $(NVCC_))/../include))
 cuda-check:
 	@if [ -z "$(NVCC_)" ]; then echo "cuda-check: no nvcc, CUDA sources not compiled"; exit 0; fi; \
 	mkdir -p $(BUILD)/cuda-check && \
-	$(NVCC_) $(NVFLAGS) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$(CUDA_SRC) -o $(BUILD)/cuda-check/kernels.o && \
-	$(CC_) $(CFLAGS_ALL) -Werror -I$(CUDA_INC) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$(CUDA_CSRC) -o $(BUILD)/cuda-check/glue.o && \
-	echo "cuda-check: $(CUDA_SRC) and $(CUDA_CSRC) compile ($$($(NVCC_) --version | tail -n 1))"
+	for f in $(CUDA_SRC); do $(NVCC_) $(NVFLAGS) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .cu).o || exit 1; done && \
+	for f in $(CUDA_CSRC); do $(CC_) $(CFLAGS_ALL) -Werror -I$(CUDA_INC) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .c).o || exit 1; done && \
+	echo "cuda-check: $(CUDA_SRC) $(CUDA_CSRC) compile ($$($(NVCC_) --version | tail -n 1))"
 
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh

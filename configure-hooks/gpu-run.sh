@@ -123,6 +123,12 @@ case " $phases " in *" test "*)
     run "ksp csrkcuda" $np "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
   done
   run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
+  # the MPI product's own halo exchange (pinned host buffers; the default) with several neighbours per rank and a
+  # rectangular matrix, and MPIAIJ's VecScatter instead
+  run_info "MPI halo through pinned buffers (np 2)" "halo exchange through pinned host buffers" mpiexec -n 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda
+  run "parity csrkcuda MPI random, 3 ranks" 3 "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda
+  run "parity csrkcuda MPI randrect, 3 ranks" 3 "$build/tests/parity" -problem randrect -n 2000 -ctype csrkcuda
+  run "parity csrkcuda MPI, VecScatter halo" 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3 -mat_csrk_cuda_halo_pinned 0
   # unmodified PETSc tutorials with the plugin: csrkcuda with CUDA vectors
   ex2=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials/ex2.c
   if [ -f "$ex2" ]; then
@@ -157,6 +163,12 @@ case " $phases " in *" sanitize "*)
         echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"
       fi
     done
+    # the MPI product on 2 ranks: the halo exchange's gather and copies
+    if mpiexec -n 2 "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3 >"$out/sanitizer-$tool-mpi.log" 2>&1; then
+      echo "ok   compute-sanitizer $tool (MPI product, 2 ranks): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-mpi.log" | tail -n 1)"
+    else
+      echo "FAIL compute-sanitizer $tool (MPI product, 2 ranks)"; tail -n 20 "$out/sanitizer-$tool-mpi.log"
+    fi
   done
   ;;
 esac
@@ -198,7 +210,7 @@ case " $phases " in *" scaling "*)
     for np in 1 "$ngpu"; do
       nn=$n; [ "$np" = 1 ] || nn=$n2
       echo "== ${p%%:*} n=$nn on $np GPU(s)"
-      timeout 150 mpiexec -n "$np" --bind-to none "$build/tutorials/bench" -problem "${p%%:*}" -n "$nn" -types "${SCALING_TYPES:-aijcusparse,csrkcuda}" -ref aijcusparse -reps 100 -warmup 10 -stream 0 -solve "${SCALING_SOLVE:-1}" -o "$out/scaling-gpu.csv" 2>&1 | grep -E "^(aijcusparse|csrkcuda|type)"
+      timeout 150 mpiexec -n "$np" --bind-to none "$build/tutorials/bench" -problem "${p%%:*}" -n "$nn" -types "${SCALING_TYPES:-aijcusparse,csrkcuda,csrkcuda:pinned_halo=0}" -ref aijcusparse -reps 100 -warmup 10 -stream 0 -solve "${SCALING_SOLVE:-1}" -o "$out/scaling-gpu.csv" 2>&1 | grep -E "^(aijcusparse|csrkcuda|type)"
     done
   done
   ;;

@@ -171,6 +171,7 @@ PETSC_EXTERN PetscErrorCode MatCSRKGetTuning(Mat, MatCSRKTuning *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 
 /* Utilities of the tests, tutorials and benchmarks: Matrix Market input and generated problems */

@@ -10,7 +10,7 @@ const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout"
 const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "cusparse", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
-PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder;
+PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
 static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
 static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
@@ -32,6 +32,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
   opt->cuda_long   = 0;
+  opt->cuda_halo_pinned = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -98,11 +99,12 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive) or cuSPARSE's merge-based CSR SpMV (cusparse)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_width", "Lanes per row of the vector kernel: 2, 4, 8, 16 or 32 (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_width, 0, 32));
     PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_long", "Rows longer than this go to the block-per-row kernel (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_long, 0, CSRK_IDX_MAX));
+    PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
     PetscCheck(opt->cuda_width == 0 || opt->cuda_width == 2 || opt->cuda_width == 4 || opt->cuda_width == 8 || opt->cuda_width == 16 || opt->cuda_width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Value %" PetscInt_FMT " of option -%smat_csrk_cuda_width must be 0, 2, 4, 8, 16 or 32", opt->cuda_width, prefix ? prefix : "");
   }
   PetscOptionsHeadEnd();
   PetscCall(MatCSRKOptionsCheck(opt));
-  *changed = (PetscBool)!MatCSRKOptionsEqual(&old, opt);
+  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.cuda_halo_pinned != opt->cuda_halo_pinned);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -155,6 +157,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
+  if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -205,6 +208,8 @@ PetscErrorCode MatCSRKRegister(void)
 #endif
   PetscCall(MatOrderingRegister(MATORDERINGBANDK, MatGetOrdering_BandK));
   PetscCall(PetscLogEventRegister("MatCSRKBuild", MAT_CLASSID, &MAT_CSRKBuild));
+  PetscCall(PetscLogEventRegister("MatCSRKHaloBegin", MAT_CLASSID, &MAT_CSRKHaloBegin));
+  PetscCall(PetscLogEventRegister("MatCSRKHaloEnd", MAT_CLASSID, &MAT_CSRKHaloEnd));
   PetscCall(PetscLogEventRegister("MatCSRKOrder", MAT_CLASSID, &MAT_CSRKOrder));
   PetscCall(PetscRegisterFinalize(MatCSRKFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -634,6 +639,39 @@ PetscErrorCode MatCSRKSetCUDAKernel(Mat A, MatCSRKCUDAKernel kernel, PetscInt wi
   PetscCheck(width == 0 || width == 2 || width == 4 || width == 8 || width == 16 || width == 32, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Lanes per row must be 0, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, width);
   MatCSRKSetField(A, cuda_kernel, kernel);
   MatCSRKSetField(A, cuda_width, width);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetCUDAPinnedHalo - sets how the MPI product of `MATCSRKCUDA` exchanges the ghost values
+
+  Logically Collective
+
+  Input Parameters:
++ A      - the matrix, of type `MATCSRKCUDA`
+- pinned - `PETSC_TRUE` (the default): its own exchange through pinned host buffers; `PETSC_FALSE`: MPIAIJ's `VecScatter`
+
+  Options Database Key:
+. -mat_csrk_cuda_halo_pinned <bool> - the exchange
+
+  Level: advanced
+
+  Notes:
+  `MatMult()` and `MatMultAdd()` of a `MATMPIAIJ` start the `VecScatter` of the ghost values, multiply the diagonal
+  block, and end the scatter. Without a CUDA-aware MPI (`-use_gpu_aware_mpi 0`) PETSc stages the scatter through
+  pageable host memory and waits for the device-to-host copy before the diagonal block's product is even queued. The
+  pinned exchange gathers the values to send on a high-priority stream into pinned host memory, queues the diagonal
+  block's product at once, and only then waits for the gathered values, sends them and copies the received ones back,
+  so the exchange runs beside the product. The transposed products always use the `VecScatter`. Results are the same
+  either way. A no-op on other types and on one process.
+
+.seealso: `MATCSRKCUDA`, `MATMPIAIJ`
+@*/
+PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat A, PetscBool pinned)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveBool(A, pinned, 2);
+  MatCSRKSetField(A, cuda_halo_pinned, pinned);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -33,6 +33,7 @@ typedef struct {
   MatCSRKCUDAKernel cuda_kernel;
   PetscInt          cuda_width; /* lanes per row of the vector kernel, 0: from the row statistics */
   PetscInt          cuda_long;  /* rows longer than this use the long-row kernel, 0: from the row statistics */
+  PetscBool         cuda_halo_pinned; /* MPI product: its own halo exchange through pinned host buffers (else VecScatter) */
 } MatCSRKOptions;
 
 /* The CSR-k structure of one sequential block: the copy the kernels stream through.
@@ -93,9 +94,15 @@ typedef struct {
 typedef struct {
   MatCSRKOptions opt;
   PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
+  /* CUDA type: the product's own halo exchange (opt.cuda_halo_pinned) and its ghost vector, made for the nonzero
+     state halostate */
+  void            *halo;
+  Vec              ghost;
+  PetscObjectState halostate;
+  PetscErrorCode (*halodestroy)(void **);
 } Mat_MPICSRK;
 
-PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder;
+PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
 /* options */
 PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
@@ -158,8 +165,10 @@ PETSC_INTERN PetscErrorCode MatDestroy_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatMPICSRKConvertBlocks(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatMPICSRKResetHalo(Mat);
 PETSC_INTERN PetscErrorCode MatCSRKComposeConverters(Mat, const char *const[], PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *));
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRKCUDA(Mat);

@@ -1,11 +1,10 @@
 /*
-   MATSEQCSRKCUDA ("seqaijcsrkcuda") and MATMPICSRKCUDA ("mpiaijcsrkcuda"): the CSR-k types with the products on an
-   NVIDIA GPU.
+   MATSEQCSRKCUDA ("seqaijcsrkcuda"): the sequential CSR-k type with the products on an NVIDIA GPU.
 
    A MATSEQCSRKCUDA is a MATSEQCSRK (same host structure build, same AIJ master copy, same option handling) whose
    products run on the device copy of the structure. The device copy follows the host structure's build and
    refresh counters, so values changed on the host are uploaded once, at the next product, and nothing crosses
-   between host and device while they do not change. The MPI type is MATMPICSRK with these blocks.
+   between host and device while they do not change. The MPI type (csrkcudampi.c) is MATMPICSRK with these blocks.
 */
 #include "csrkcuda.h"
 #include <petscdevice.h>
@@ -13,9 +12,6 @@
 static const char *const SeqCUDAFrom[]    = {"MatConvert_seqaij_seqaijcsrkcuda_C", "MatConvert_seqaij_csrkcuda_C", "MatConvert_seqaijcsrk_seqaijcsrkcuda_C", "MatConvert_seqaijcsrk_csrkcuda_C", "MatConvert_seqaijcusparse_seqaijcsrkcuda_C", "MatConvert_seqaijcusparse_csrkcuda_C", NULL};
 static const char *const SeqCUDAToAIJ[]   = {"MatConvert_seqaijcsrkcuda_seqaij_C", "MatConvert_seqaijcsrkcuda_seqaijcusparse_C", "MatConvert_seqaijcsrkcuda_aijcusparse_C", NULL};
 static const char *const SeqCUDAToCSRK[]  = {"MatConvert_seqaijcsrkcuda_seqaijcsrk_C", "MatConvert_seqaijcsrkcuda_csrk_C", NULL};
-static const char *const MPICUDAFrom[]    = {"MatConvert_mpiaij_mpiaijcsrkcuda_C", "MatConvert_mpiaij_csrkcuda_C", "MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", "MatConvert_mpiaijcsrk_csrkcuda_C", "MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", "MatConvert_mpiaijcusparse_csrkcuda_C", NULL};
-static const char *const MPICUDAToAIJ[]   = {"MatConvert_mpiaijcsrkcuda_mpiaij_C", "MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", "MatConvert_mpiaijcsrkcuda_aijcusparse_C", NULL};
-static const char *const MPICUDAToCSRK[]  = {"MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", "MatConvert_mpiaijcsrkcuda_csrk_C", NULL};
 
 /* The device copy for the current pattern, options and values of A */
 static PetscErrorCode MatSeqCSRKCUDAGetDevice(Mat A, CSRKDevice **dev, MatCSRKStructure **st)
@@ -193,7 +189,7 @@ static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat A)
 }
 
 /* back to MATSEQCSRK: the host structure stays */
-static PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat B = *newmat;
 
@@ -306,110 +302,5 @@ PetscErrorCode MatCreate_SeqCSRKCUDA(Mat A)
   PetscFunctionBegin;
   PetscCall(MatSetType(A, MATSEQAIJ));
   PetscCall(MatConvert_SeqAIJ_SeqCSRKCUDA(A, MATSEQCSRKCUDA, MAT_INPLACE_MATRIX, &A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
-{
-  Mat          B = *newmat, blk[2];
-  Mat_MPICSRK *sp;
-
-  PetscFunctionBegin;
-  (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  sp          = (Mat_MPICSRK *)B->spptr;
-  sp->cuda    = PETSC_FALSE;
-  sp->opt.gpu = PETSC_FALSE;
-  PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
-  for (PetscInt b = 0; b < 2; b++)
-    if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
-  PetscCall(MatSetVecType(B, VECSTANDARD));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, NULL));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, NULL));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, NULL));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRK));
-  *newmat = B;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
-{
-  Mat       B = *newmat;
-  PetscBool isaij;
-
-  PetscFunctionBegin;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatConvert_MPICSRKCUDA_MPICSRK(A, MATMPICSRK, reuse, &B));
-  PetscCall(MatConvert_MPICSRK_MPIAIJ(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
-  PetscCall(PetscStrcmp(type, MATMPIAIJ, &isaij));
-  if (!isaij) PetscCall(MatConvert(B, type, MAT_INPLACE_MATRIX, &B));
-  *newmat = B;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*
-   MatConvert_MPIAIJ_MPICSRKCUDA - from MATMPIAIJ, MATMPICSRK or another MPIAIJ subclass (aijcusparse) to MATMPICSRKCUDA
-*/
-PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
-{
-  Mat          B = *newmat, Ad;
-  Mat_MPICSRK *sp;
-  PetscBool    isaij, iscsrk;
-
-  PetscFunctionBegin;
-  (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRKCUDA, &iscsrk));
-  if (iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &isaij));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRK, &iscsrk));
-  if (isaij || iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-    else B = A;
-  } else PetscCall(MatConvert(A, MATMPIAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, &B));
-  if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
-  sp       = (Mat_MPICSRK *)B->spptr;
-  sp->cuda = PETSC_TRUE;
-  if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
-  sp->opt.gpu = PETSC_TRUE;
-  PetscCall(MatSetVecType(B, VECCUDA));
-  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, MatConvert_MPIAIJ_MPICSRKCUDA));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, MatConvert_MPICSRKCUDA_MPIAIJ));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, MatConvert_MPICSRKCUDA_MPICSRK));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRKCUDA));
-  *newmat = B;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*MC
-   MATMPICSRKCUDA - MATMPICSRKCUDA = "mpiaijcsrkcuda" - the parallel CSR-k type on NVIDIA GPUs: a `MATMPICSRK` whose
-   blocks are `MATSEQCSRKCUDA`; the halo exchange is MPIAIJ's, on device vectors (with `-use_gpu_aware_mpi 0` PETSc
-   stages it through the host).
-
-   Level: beginner
-
-.seealso: `MATCSRKCUDA`, `MATSEQCSRKCUDA`, `MATMPICSRK`
-M*/
-PetscErrorCode MatCreate_MPICSRKCUDA(Mat A)
-{
-  PetscFunctionBegin;
-  PetscCall(MatSetType(A, MATMPIAIJ));
-  PetscCall(MatConvert_MPIAIJ_MPICSRKCUDA(A, MATMPICSRKCUDA, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

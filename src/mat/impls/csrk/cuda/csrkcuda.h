@@ -53,4 +53,17 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, const Mat
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
 
+/* halo exchange of the MPI product through pinned host buffers (csrkcudahalo.cu) */
+typedef struct _n_CSRKHalo *CSRKHalo;
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm, PetscMPIInt, PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], CSRKHalo *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo, const PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
+
+#if defined(__CUDACC__)
+/* shared by the CUDA sources: PETSc's current stream, and xp[i] = x[idx[i]] queued on a stream */
+PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
+#endif
+
 #endif

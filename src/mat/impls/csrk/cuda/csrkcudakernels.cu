@@ -33,7 +33,7 @@
 #define CSRK_LONG_BLOCK 256
 #define CSRK_STREAM_SMEM_MAX (160 * 1024)
 
-static PetscErrorCode CSRKGetStream(cudaStream_t *s)
+PetscErrorCode CSRKGetStream(cudaStream_t *s)
 {
   PetscFunctionBegin;
 #if PETSC_VERSION_GE(3, 20, 0)
@@ -1200,6 +1200,15 @@ PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *d, const PetscScalar *host, Pe
   PetscCallCUDA(cudaMemcpy(d->ywork, host, sizeof(PetscScalar) * n, cudaMemcpyHostToDevice));
   PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * n));
   *dptr = d->ywork;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatCSRKCUDAGather(PetscInt n, const CSRKIdx *idx, const PetscScalar *x, PetscScalar *xp, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  CSRKGatherKernel<<<CSRKGrid(n), 256, 0, stream>>>(n, idx, x, xp);
+  PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

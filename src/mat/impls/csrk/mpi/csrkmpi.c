@@ -166,9 +166,22 @@ static PetscErrorCode MatView_MPICSRK(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the CUDA type's halo exchange, made again at the next product */
+PetscErrorCode MatMPICSRKResetHalo(Mat A)
+{
+  Mat_MPICSRK *sp = (Mat_MPICSRK *)A->spptr;
+
+  PetscFunctionBegin;
+  if (!sp) PetscFunctionReturn(PETSC_SUCCESS);
+  if (sp->halo) PetscCall((*sp->halodestroy)(&sp->halo));
+  PetscCall(VecDestroy(&sp->ghost));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatMPICSRKClear(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(MatMPICSRKResetHalo(A));
   PetscCall(PetscFree(A->spptr));
   PetscCall(MatCSRKComposeConverters(A, MPICSRKFromAIJ, NULL));
   PetscCall(MatCSRKComposeConverters(A, MPICSRKToAIJ, NULL));

@@ -1,0 +1,234 @@
+/*
+   MATMPICSRKCUDA ("mpiaijcsrkcuda"): MATMPICSRK with MATSEQCSRKCUDA blocks.
+
+   The distributed product is MPIAIJ's (diagonal block, halo exchange, off-process block), but its halo exchange is
+   its own by default (csrkcudahalo.cu): without a CUDA-aware MPI, PETSc's VecScatter stages the ghost values through
+   pageable host memory and waits for the device-to-host copy before the diagonal block's product is queued, which
+   costs as much as a quarter of a one-GPU product on 3D stencils. The exchange is made again from the public block data
+   (MatMPIAIJGetSeqAIJ()'s garray) whenever the nonzero pattern changed.
+*/
+#include "csrkcuda.h"
+#include <petscsf.h>
+#include <petscdevice.h>
+
+static const char *const MPICUDAFrom[]   = {"MatConvert_mpiaij_mpiaijcsrkcuda_C", "MatConvert_mpiaij_csrkcuda_C", "MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", "MatConvert_mpiaijcsrk_csrkcuda_C", "MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", "MatConvert_mpiaijcusparse_csrkcuda_C", NULL};
+static const char *const MPICUDAToAIJ[]  = {"MatConvert_mpiaijcsrkcuda_mpiaij_C", "MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", "MatConvert_mpiaijcsrkcuda_aijcusparse_C", NULL};
+static const char *const MPICUDAToCSRK[] = {"MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", "MatConvert_mpiaijcsrkcuda_csrk_C", NULL};
+
+#if PETSC_VERSION_GE(3, 22, 0)
+typedef PetscMPIInt CSRKRankCount; /* the type of PetscSFGetRootRanks()' and PetscSFGetLeafRanks()' counts */
+#else
+typedef PetscInt CSRKRankCount;
+#endif
+
+static PetscErrorCode MatMPICSRKCUDAHaloDestroy(void **halo)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDAHaloDestroy((CSRKHalo *)halo));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The exchange for the current nonzero pattern: leaves are the off-process block's columns (garray), roots the owned
+   entries of x; PetscSF's set-up gives both sides of every message in matching order */
+static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
+{
+  Mat                Ao;
+  const PetscInt    *garray, *roffset, *rmine, *loffset, *lidx;
+  const PetscMPIInt *rranks, *lranks;
+  CSRKRankCount      nr, nl;
+  PetscMPIInt        nrr, nll, tag;
+  PetscInt           nghost;
+  PetscBool          identity = PETSC_TRUE;
+  PetscSF            sf;
+  CSRKHalo           h;
+
+  PetscFunctionBegin;
+  if (sp->halo && sp->halostate == A->nonzerostate) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPICSRKResetHalo(A));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, &garray));
+  PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
+  PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)A), &sf));
+  PetscCall(PetscSFSetGraphLayout(sf, A->cmap, nghost, NULL, PETSC_OWN_POINTER, garray));
+  PetscCall(PetscSFSetUp(sf));
+  PetscCall(PetscSFGetRootRanks(sf, &nr, &rranks, &roffset, &rmine, NULL));
+  PetscCall(PetscSFGetLeafRanks(sf, &nl, &lranks, &loffset, &lidx));
+  for (PetscInt j = 0; j < roffset[nr] && identity; j++) identity = (PetscBool)(rmine[j] == j);
+  PetscCall(PetscMPIIntCast(nr, &nrr));
+  PetscCall(PetscMPIIntCast(nl, &nll));
+  PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag));
+  PetscCall(MatCSRKCUDAHaloCreate(PetscObjectComm((PetscObject)A), tag, nll, lranks, loffset, lidx, nrr, rranks, roffset, identity ? NULL : rmine, &h));
+  PetscCall(PetscInfo(A, "CSR-k halo exchange through pinned host buffers: %" PetscInt_FMT " values to %d ranks, %" PetscInt_FMT " from %d ranks\n", loffset[nl], nll, roffset[nr], nrr));
+  PetscCall(PetscSFDestroy(&sf));
+  sp->halo        = (void *)h;
+  sp->halodestroy = MatMPICSRKCUDAHaloDestroy;
+  sp->halostate   = A->nonzerostate;
+  PetscCall(VecCreate(PETSC_COMM_SELF, &sp->ghost));
+  PetscCall(VecSetSizes(sp->ghost, nghost, nghost));
+  PetscCall(VecSetType(sp->ghost, VECSEQCUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* z = A x (+ y): the exchange starts, the diagonal block multiplies, the exchange ends, the off-process block adds */
+static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
+{
+  Mat_MPICSRK          *sp = (Mat_MPICSRK *)A->spptr;
+  Mat                   Ad, Ao;
+  const struct _MatOps *base;
+  const PetscScalar    *x;
+  PetscScalar          *g;
+  PetscMemType          xmt, gmt;
+  PetscBool             dev;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)xx, &dev, VECMPICUDA, VECSEQCUDA, ""));
+  if (dev) PetscCall(PetscObjectTypeCompareAny((PetscObject)zz, &dev, VECMPICUDA, VECSEQCUDA, ""));
+  if (!dev || !sp->opt.cuda_halo_pinned || A->boundtocpu || Ad->boundtocpu || Ao->boundtocpu) {
+    PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+    if (yy) PetscCall((*base->multadd)(A, xx, yy, zz));
+    else PetscCall((*base->mult)(A, xx, zz));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatMPICSRKCUDAGetHalo(A, sp));
+  PetscCall(PetscLogEventBegin(MAT_CSRKHaloBegin, A, xx, 0, 0));
+  PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
+  PetscCheck(PetscMemTypeDevice(xmt), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A CUDA vector gave host memory");
+  PetscCall(MatCSRKCUDAHaloBegin((CSRKHalo)sp->halo, x));
+  PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
+  PetscCall(PetscLogEventEnd(MAT_CSRKHaloBegin, A, xx, 0, 0));
+  if (yy) PetscCall((*Ad->ops->multadd)(Ad, xx, yy, zz));
+  else PetscCall((*Ad->ops->mult)(Ad, xx, zz));
+  PetscCall(PetscLogEventBegin(MAT_CSRKHaloEnd, A, xx, 0, 0));
+  PetscCall(VecGetArrayWriteAndMemType(sp->ghost, &g, &gmt));
+  PetscCall(MatCSRKCUDAHaloEnd((CSRKHalo)sp->halo, g));
+  PetscCall(VecRestoreArrayWriteAndMemType(sp->ghost, &g));
+  PetscCall(PetscLogEventEnd(MAT_CSRKHaloEnd, A, xx, 0, 0));
+  PetscCall((*Ao->ops->multadd)(Ao, sp->ghost, zz, zz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_MPICSRKCUDA(Mat A, Vec xx, Vec yy)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_MPICSRKCUDA(A, xx, NULL, yy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat          B = *newmat, blk[2];
+  Mat_MPICSRK *sp;
+
+  PetscFunctionBegin;
+  (void)type;
+  if (reuse == MAT_REUSE_MATRIX) {
+    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+  sp          = (Mat_MPICSRK *)B->spptr;
+  sp->cuda    = PETSC_FALSE;
+  sp->opt.gpu = PETSC_FALSE;
+  PetscCall(MatMPICSRKResetHalo(B));
+  {
+    const struct _MatOps *base;
+    PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+    B->ops->mult    = base->mult;
+    B->ops->multadd = base->multadd;
+  }
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
+  for (PetscInt b = 0; b < 2; b++)
+    if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
+  PetscCall(MatSetVecType(B, VECSTANDARD));
+  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, NULL));
+  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, NULL));
+  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, NULL));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRK));
+  *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatConvert_MPICSRKCUDA_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat       B = *newmat;
+  PetscBool isaij;
+
+  PetscFunctionBegin;
+  if (reuse == MAT_REUSE_MATRIX) {
+    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatConvert_MPICSRKCUDA_MPICSRK(A, MATMPICSRK, reuse, &B));
+  PetscCall(MatConvert_MPICSRK_MPIAIJ(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
+  PetscCall(PetscStrcmp(type, MATMPIAIJ, &isaij));
+  if (!isaij) PetscCall(MatConvert(B, type, MAT_INPLACE_MATRIX, &B));
+  *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatConvert_MPIAIJ_MPICSRKCUDA - from MATMPIAIJ, MATMPICSRK or another MPIAIJ subclass (aijcusparse) to MATMPICSRKCUDA
+*/
+PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat          B = *newmat, Ad;
+  Mat_MPICSRK *sp;
+  PetscBool    isaij, iscsrk;
+
+  PetscFunctionBegin;
+  (void)type;
+  if (reuse == MAT_REUSE_MATRIX) {
+    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRKCUDA, &iscsrk));
+  if (iscsrk) {
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &isaij));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRK, &iscsrk));
+  if (isaij || iscsrk) {
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+    else B = A;
+  } else PetscCall(MatConvert(A, MATMPIAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, &B));
+  if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
+  sp       = (Mat_MPICSRK *)B->spptr;
+  sp->cuda = PETSC_TRUE;
+  if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
+  sp->opt.gpu = PETSC_TRUE;
+  B->ops->mult    = MatMult_MPICSRKCUDA;
+  B->ops->multadd = MatMultAdd_MPICSRKCUDA;
+  PetscCall(MatSetVecType(B, VECCUDA));
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
+  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, MatConvert_MPIAIJ_MPICSRKCUDA));
+  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, MatConvert_MPICSRKCUDA_MPIAIJ));
+  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, MatConvert_MPICSRKCUDA_MPICSRK));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRKCUDA));
+  *newmat = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*MC
+   MATMPICSRKCUDA - MATMPICSRKCUDA = "mpiaijcsrkcuda" - the parallel CSR-k type on NVIDIA GPUs: a `MATMPICSRK` whose
+   blocks are `MATSEQCSRKCUDA`. MatMult() and MatMultAdd() exchange the ghost values through pinned host buffers on a
+   high-priority stream, started before the diagonal block's product so that it runs beside it; this needs no
+   CUDA-aware MPI. The transposed products use MPIAIJ's VecScatter.
+
+   Options Database Keys: those of `MATSEQCSRKCUDA`, and
+.  -mat_csrk_cuda_halo_pinned <true> - false: the halo exchange of `MATMPIAIJ` (VecScatter; on device buffers with a
+   CUDA-aware MPI, else staged by PETSc through the host)
+
+   Level: beginner
+
+.seealso: `MATCSRKCUDA`, `MATSEQCSRKCUDA`, `MATMPICSRK`
+M*/
+PetscErrorCode MatCreate_MPICSRKCUDA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSetType(A, MATMPIAIJ));
+  PetscCall(MatConvert_MPIAIJ_MPICSRKCUDA(A, MATMPICSRKCUDA, MAT_INPLACE_MATRIX, &A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
