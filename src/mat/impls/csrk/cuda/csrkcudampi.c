@@ -136,6 +136,7 @@ static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReu
     B->ops->mult    = base->mult;
     B->ops->multadd = base->multadd;
   }
+  B->boundtocpu = PETSC_TRUE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
@@ -200,6 +201,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   sp->opt.gpu = PETSC_TRUE;
   B->ops->mult    = MatMult_MPICSRKCUDA;
   B->ops->multadd = MatMultAdd_MPICSRKCUDA;
+  B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
   if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
