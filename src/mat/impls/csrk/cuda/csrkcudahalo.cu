@@ -3,13 +3,13 @@
 
    Without a CUDA-aware MPI, PETSc's VecScatter copies the ghost values to the host, waits for that copy, and only then
    returns, so the product of the diagonal block is queued after the copy (and, in the SF, after pageable copies that
-   are slow). Here the exchange starts before the product and runs beside it:
-     begin: the receives are posted; on a stream of its own, of the device's highest priority and not blocking with
-            PETSc's, the values other ranks need are gathered from x (after the work queued so far on PETSc's stream)
-            and copied to pinned host memory; nothing waits
+   are slow). Here the product is queued first and the exchange runs beside it:
+     begin: a stream of its own, of the device's highest priority and not blocking with PETSc's, waits for the work
+            queued so far on PETSc's stream (x is ready)
      (the caller queues the diagonal block's product on PETSc's stream)
-     end:   the host waits for the gathered values only, sends them, waits for the messages, and copies the ghost
-            values to the device on the halo stream; PETSc's stream waits for that copy before the off-process block
+     end:   on the halo stream the values other ranks need are gathered from x and copied to pinned host memory;
+            the host waits for that copy only, exchanges the messages, and copies the ghost values to the device on
+            the halo stream; PETSc's stream waits for that copy before the off-process block
    The priority lets the small gather kernel start while the product's blocks fill the device.
 */
 #include "../csrkimpl.h"
@@ -105,13 +105,35 @@ PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *halo)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Posts the receives and starts gathering the values to send from the device array x; returns at once */
-PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo h, const PetscScalar *x)
+/* Ties the exchange to the work queued so far on PETSc's stream (x is ready, the last product has read the ghost
+   values); called before the diagonal block's product is queued, and returns at once */
+PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo h)
 {
   cudaStream_t stream;
 
   PetscFunctionBegin;
-  /* the previous exchange's copy to the device reads the host buffers that the receives are about to fill */
+  PetscCall(CSRKGetStream(&stream));
+  PetscCallCUDA(cudaEventRecord(h->xready, stream));
+  PetscCallCUDA(cudaStreamWaitEvent(h->stream, h->xready, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Called once the product is queued: gathers the values to send from the device array x on the halo stream (its
+   priority puts the gather ahead of the product's waiting blocks), sends them, waits for the messages, and copies
+   the ghost values to the device array ghost; PETSc's stream waits for that copy, the host does not */
+PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo h, const PetscScalar *x, PetscScalar *ghost)
+{
+  cudaStream_t       stream;
+  const PetscScalar *src = h->hrecv;
+
+  PetscFunctionBegin;
+  if (h->nsend) {
+    PetscCall(MatCSRKCUDAGather(h->nsend, h->dsendidx, x, h->dsend, h->stream));
+    PetscCallCUDA(cudaMemcpyAsync(h->hsend, h->dsend, sizeof(PetscScalar) * h->nsend, cudaMemcpyDeviceToHost, h->stream));
+    PetscCallCUDA(cudaEventRecord(h->packed, h->stream));
+    PetscCall(PetscLogGpuToCpu(sizeof(PetscScalar) * h->nsend));
+  }
+  /* the previous exchange's copy to the device reads the host buffer that the receives fill */
   if (h->copying) PetscCallCUDA(cudaEventSynchronize(h->arrived));
   h->copying = PETSC_FALSE;
   for (PetscMPIInt i = 0; i < h->nrecvranks; i++) {
@@ -119,26 +141,6 @@ PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo h, const PetscScalar *x)
     PetscCall(PetscMPIIntCast(h->recvoff[i + 1] - h->recvoff[i], &cnt));
     PetscCallMPI(MPI_Irecv(h->hrecv + h->recvoff[i], cnt, MPIU_SCALAR, h->recvranks[i], h->tag, h->comm, &h->reqs[i]));
   }
-  /* after the work queued so far on PETSc's stream: x is ready, and the last product read the ghost values */
-  PetscCall(CSRKGetStream(&stream));
-  PetscCallCUDA(cudaEventRecord(h->xready, stream));
-  PetscCallCUDA(cudaStreamWaitEvent(h->stream, h->xready, 0));
-  if (!h->nsend) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatCSRKCUDAGather(h->nsend, h->dsendidx, x, h->dsend, h->stream));
-  PetscCallCUDA(cudaMemcpyAsync(h->hsend, h->dsend, sizeof(PetscScalar) * h->nsend, cudaMemcpyDeviceToHost, h->stream));
-  PetscCallCUDA(cudaEventRecord(h->packed, h->stream));
-  PetscCall(PetscLogGpuToCpu(sizeof(PetscScalar) * h->nsend));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Sends the gathered values, waits for the messages, and copies the ghost values to the device array ghost; PETSc's
-   stream waits for that copy, the host does not */
-PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo h, PetscScalar *ghost)
-{
-  cudaStream_t       stream;
-  const PetscScalar *src = h->hrecv;
-
-  PetscFunctionBegin;
   if (h->nsend) PetscCallCUDA(cudaEventSynchronize(h->packed));
   for (PetscMPIInt i = 0; i < h->nsendranks; i++) {
     PetscMPIInt cnt;

@@ -68,7 +68,7 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* z = A x (+ y): the exchange starts, the diagonal block multiplies, the exchange ends, the off-process block adds */
+/* z = A x (+ y): the diagonal block's product is queued first, the exchange runs beside it, the off-process block adds */
 static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
 {
   Mat_MPICSRK          *sp = (Mat_MPICSRK *)A->spptr;
@@ -91,17 +91,17 @@ static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
   }
   PetscCall(MatMPICSRKCUDAGetHalo(A, sp));
   PetscCall(PetscLogEventBegin(MAT_CSRKHaloBegin, A, xx, 0, 0));
-  PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
-  PetscCheck(PetscMemTypeDevice(xmt), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A CUDA vector gave host memory");
-  PetscCall(MatCSRKCUDAHaloBegin((CSRKHalo)sp->halo, x));
-  PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
+  PetscCall(MatCSRKCUDAHaloBegin((CSRKHalo)sp->halo));
   PetscCall(PetscLogEventEnd(MAT_CSRKHaloBegin, A, xx, 0, 0));
   if (yy) PetscCall((*Ad->ops->multadd)(Ad, xx, yy, zz));
   else PetscCall((*Ad->ops->mult)(Ad, xx, zz));
   PetscCall(PetscLogEventBegin(MAT_CSRKHaloEnd, A, xx, 0, 0));
+  PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
+  PetscCheck(PetscMemTypeDevice(xmt), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A CUDA vector gave host memory");
   PetscCall(VecGetArrayWriteAndMemType(sp->ghost, &g, &gmt));
-  PetscCall(MatCSRKCUDAHaloEnd((CSRKHalo)sp->halo, g));
+  PetscCall(MatCSRKCUDAHaloEnd((CSRKHalo)sp->halo, x, g));
   PetscCall(VecRestoreArrayWriteAndMemType(sp->ghost, &g));
+  PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
   PetscCall(PetscLogEventEnd(MAT_CSRKHaloEnd, A, xx, 0, 0));
   PetscCall((*Ao->ops->multadd)(Ao, sp->ghost, zz, zz));
   PetscFunctionReturn(PETSC_SUCCESS);
