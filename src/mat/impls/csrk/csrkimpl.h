@@ -16,6 +16,8 @@ typedef PetscOptionItems CSRKOptionItems;
 /* Local indices on the hot path are 32-bit whatever PetscInt is; this is checked before allocation. */
 typedef int32_t CSRKIdx;
 #define CSRK_IDX_MAX INT32_MAX
+/* Entries at most this far from the diagonal (in the stored numbering) in every row: columns as 16-bit offsets */
+#define CSRK_COLOFF_MAX INT16_MAX
 
 /* Options of one matrix: set at the MPI level and copied to its blocks. */
 typedef struct {

@@ -175,7 +175,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   MatCSRKRowPatterns pat;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKFindRowPatterns(A, st, aj, st->coloff || (aj && st->bw_after <= INT16_MAX) ? 2.0 : 4.0, &pat));
+  PetscCall(MatCSRKFindRowPatterns(A, st, aj, st->coloff || (aj && st->bw_after <= CSRK_COLOFF_MAX) ? 2.0 : 4.0, &pat));
   if (!pat.rowpat) PetscFunctionReturn(PETSC_SUCCESS);
   st->npat   = pat.npat;
   st->rowpat = pat.rowpat;

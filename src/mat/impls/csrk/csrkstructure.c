@@ -226,9 +226,6 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Entries at most this far from the diagonal (in the stored numbering) in every row: columns as 16-bit offsets */
-#define CSRK_COLOFF_MAX INT16_MAX
-
 /* coloff[q] = column - row of every entry of the natural order, from the AIJ columns aj (the same positions), each
    thread its own rows (the pages it multiplies with, as in CSRKFill(); a reordered copy stores its offsets there) */
 static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
