@@ -36,6 +36,8 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Options that give the same structure and kernels (what a sequential block compares before it rebuilds); the MPI
+   halo exchange (cuda_halo_pinned) is not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
   return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
@@ -104,7 +106,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   }
   PetscOptionsHeadEnd();
   PetscCall(MatCSRKOptionsCheck(opt));
-  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.cuda_halo_pinned != opt->cuda_halo_pinned);
+  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.cuda_halo_pinned != opt->cuda_halo_pinned); /* the latter only for the MPI level */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -22,23 +22,22 @@ struct _n_CSRKHalo {
   PetscInt     nsend, nrecv;         /* values sent and received */
   PetscMPIInt  nsendranks, nrecvranks;
   PetscMPIInt *sendranks, *recvranks;
-  PetscInt    *sendoff, *recvoff;    /* per rank segments of the buffers */
-  PetscInt    *recvperm;             /* ghost of the j-th received value, NULL when it is j */
+  PetscInt    *sendoff, *recvoff;    /* per rank segments of the buffers; the receive buffer is in the ghost order */
   MPI_Request *reqs;
   CSRKIdx     *dsendidx;             /* device: local entries of x to send, in send order */
   PetscScalar *dsend;                /* device: the gathered values */
-  PetscScalar *hsend, *hrecv, *hghost; /* pinned host buffers (hghost: the ghost order when recvperm is set) */
+  PetscScalar *hsend, *hrecv;        /* pinned host buffers */
   cudaStream_t stream;
   cudaEvent_t  xready, packed, arrived;
-  PetscBool    copying;              /* a host-to-device copy from hrecv/hghost may be in flight */
+  PetscBool    copying;              /* a host-to-device copy from hrecv may be in flight */
 };
 
 /*
    MatCSRKCUDAHaloCreate - the exchange of the ghost values of an MPI product: rank sendranks[i] receives the entries
-   sendidx[sendoff[i] .. sendoff[i+1]) of the local x; the values from recvranks[i] fill the receive buffer's segment
-   [recvoff[i], recvoff[i+1]), whose entry j is ghost recvperm[j] (j when recvperm is NULL).
+   sendidx[sendoff[i] .. sendoff[i+1]) of the local x; the values from recvranks[i] are the ghosts [recvoff[i],
+   recvoff[i+1]).
 */
-PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm comm, PetscMPIInt tag, PetscMPIInt nsendranks, const PetscMPIInt sendranks[], const PetscInt sendoff[], const PetscInt sendidx[], PetscMPIInt nrecvranks, const PetscMPIInt recvranks[], const PetscInt recvoff[], const PetscInt recvperm[], CSRKHalo *halo)
+PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm comm, PetscMPIInt tag, PetscMPIInt nsendranks, const PetscMPIInt sendranks[], const PetscInt sendoff[], const PetscInt sendidx[], PetscMPIInt nrecvranks, const PetscMPIInt recvranks[], const PetscInt recvoff[], CSRKHalo *halo)
 {
   CSRKHalo h;
   int      least, greatest;
@@ -57,11 +56,6 @@ PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm comm, PetscMPIInt tag, PetscMPIInt
   PetscCall(PetscArraycpy(h->recvranks, recvranks, nrecvranks));
   PetscCall(PetscArraycpy(h->recvoff, recvoff, nrecvranks + 1));
   PetscCall(PetscMalloc1(nsendranks + nrecvranks, &h->reqs));
-  if (recvperm) {
-    PetscCall(PetscMalloc1(h->nrecv, &h->recvperm));
-    PetscCall(PetscArraycpy(h->recvperm, recvperm, h->nrecv));
-    PetscCallCUDA(cudaMallocHost((void **)&h->hghost, sizeof(PetscScalar) * PetscMax(h->nrecv, 1)));
-  }
   {
     CSRKIdx *idx;
     PetscCall(PetscMalloc1(h->nsend, &idx));
@@ -97,8 +91,6 @@ PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *halo)
   PetscCallCUDA(cudaFree(h->dsend));
   PetscCallCUDA(cudaFreeHost(h->hsend));
   PetscCallCUDA(cudaFreeHost(h->hrecv));
-  if (h->hghost) PetscCallCUDA(cudaFreeHost(h->hghost));
-  PetscCall(PetscFree(h->recvperm));
   PetscCall(PetscFree(h->reqs));
   PetscCall(PetscFree4(h->sendranks, h->sendoff, h->recvranks, h->recvoff));
   PetscCall(PetscFree(*halo));
@@ -123,8 +115,7 @@ PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo h)
    the ghost values to the device array ghost; PETSc's stream waits for that copy, the host does not */
 PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo h, const PetscScalar *x, PetscScalar *ghost)
 {
-  cudaStream_t       stream;
-  const PetscScalar *src = h->hrecv;
+  cudaStream_t stream;
 
   PetscFunctionBegin;
   if (h->nsend) {
@@ -149,12 +140,8 @@ PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo h, const PetscScalar *x, PetscScalar 
   }
   PetscCallMPI(MPI_Waitall(h->nrecvranks + h->nsendranks, h->reqs, MPI_STATUSES_IGNORE));
   if (!h->nrecv) PetscFunctionReturn(PETSC_SUCCESS);
-  if (h->recvperm) {
-    for (PetscInt j = 0; j < h->nrecv; j++) h->hghost[h->recvperm[j]] = h->hrecv[j];
-    src = h->hghost;
-  }
   PetscCall(CSRKGetStream(&stream));
-  PetscCallCUDA(cudaMemcpyAsync(ghost, src, sizeof(PetscScalar) * h->nrecv, cudaMemcpyHostToDevice, h->stream));
+  PetscCallCUDA(cudaMemcpyAsync(ghost, h->hrecv, sizeof(PetscScalar) * h->nrecv, cudaMemcpyHostToDevice, h->stream));
   PetscCallCUDA(cudaEventRecord(h->arrived, h->stream));
   PetscCallCUDA(cudaStreamWaitEvent(stream, h->arrived, 0));
   h->copying = PETSC_TRUE;

@@ -1082,8 +1082,7 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (d->xwork) {
-    CSRKGatherKernel<<<CSRKGrid(d->n), 256, 0, stream>>>(d->n, d->perm, x, d->xwork);
-    PetscCallCUDA(cudaGetLastError());
+    PetscCall(MatCSRKCUDAGather(d->n, d->perm, x, d->xwork, stream));
     x = d->xwork;
   }
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) {
@@ -1162,8 +1161,7 @@ PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const MatCSRKStruct
   PetscCall(CSRKGetStream(&stream));
   if (d->perm) {
     if (!d->xtwork) PetscCallCUDA(cudaMalloc((void **)&d->xtwork, sizeof(PetscScalar) * PetscMax(d->m, 1)));
-    CSRKGatherKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, x, d->xtwork);
-    PetscCallCUDA(cudaGetLastError());
+    PetscCall(MatCSRKCUDAGather(d->m, d->perm, x, d->xtwork, stream));
     x = d->xtwork;
   }
   /* renumbered: y[perm[c]] = z[perm[c]] + (S^T xp)[c], the same scatter as the forward product */

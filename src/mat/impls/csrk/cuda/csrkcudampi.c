@@ -29,7 +29,9 @@ static PetscErrorCode MatMPICSRKCUDAHaloDestroy(void **halo)
 }
 
 /* The exchange for the current nonzero pattern: leaves are the off-process block's columns (garray), roots the owned
-   entries of x; PetscSF's set-up gives both sides of every message in matching order */
+   entries of x; PetscSF's set-up gives both sides of every message in matching order. garray is ascending and the
+   SF lists the other ranks in ascending order with their leaves in order, so each rank's values land in a contiguous
+   range of the ghost vector, in order: the receives need no unpacking */
 static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
 {
   Mat                Ao;
@@ -38,7 +40,6 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
   CSRKRankCount      nr, nl;
   PetscMPIInt        nrr, nll, tag;
   PetscInt           nghost;
-  PetscBool          identity = PETSC_TRUE;
   PetscSF            sf;
   CSRKHalo           h;
 
@@ -52,11 +53,11 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
   PetscCall(PetscSFSetUp(sf));
   PetscCall(PetscSFGetRootRanks(sf, &nr, &rranks, &roffset, &rmine, NULL));
   PetscCall(PetscSFGetLeafRanks(sf, &nl, &lranks, &loffset, &lidx));
-  for (PetscInt j = 0; j < roffset[nr] && identity; j++) identity = (PetscBool)(rmine[j] == j);
+  for (PetscInt j = 0; j < roffset[nr]; j++) PetscCheck(rmine[j] == j, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Ghost %" PetscInt_FMT " arrives as value %" PetscInt_FMT " of the halo exchange: not in the ghost order", rmine[j], j);
   PetscCall(PetscMPIIntCast(nr, &nrr));
   PetscCall(PetscMPIIntCast(nl, &nll));
   PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag));
-  PetscCall(MatCSRKCUDAHaloCreate(PetscObjectComm((PetscObject)A), tag, nll, lranks, loffset, lidx, nrr, rranks, roffset, identity ? NULL : rmine, &h));
+  PetscCall(MatCSRKCUDAHaloCreate(PetscObjectComm((PetscObject)A), tag, nll, lranks, loffset, lidx, nrr, rranks, roffset, &h));
   PetscCall(PetscInfo(A, "CSR-k halo exchange through pinned host buffers: %" PetscInt_FMT " values to %d ranks, %" PetscInt_FMT " from %d ranks\n", loffset[nl], nll, roffset[nr], nrr));
   PetscCall(PetscSFDestroy(&sf));
   sp->halo        = (void *)h;
