@@ -77,7 +77,7 @@ case " $phases " in *" test "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
-    for kern in scalar vector stream sliced adaptive cusparse; do
+    for kern in scalar vector stream sliced adaptive cusparse merge; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
@@ -150,7 +150,7 @@ case " $phases " in *" sanitize "*)
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns adaptive cusparse}; do
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns adaptive cusparse merge}; do
       prob="-problem random -n 300"
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
       # racecheck leaves out cuSPARSE's own kernels (the cusparse kernel's SpMV): its shared-memory hazards are the

@@ -106,12 +106,14 @@ $                                so that every load of a warp is coalesced; for 
 $  MAT_CSRK_CUDA_KERNEL_ADAPTIVE - blocks of consecutive rows cut by nonzeros (at most 1024 each): coalesced products in
 $                                shared memory, then a thread per short row and a warp per longer one; for irregular rows
 $  MAT_CSRK_CUDA_KERNEL_CUSPARSE - cuSPARSE's merge-based CSR SpMV (CUSPARSE_SPMV_CSR_ALG2, deterministic) over the CSR
-$                                arrays of the CSR-k copy; for irregular rows whose blocks the stream kernel cannot hold
+$                                arrays of the CSR-k copy
+$  MAT_CSRK_CUDA_KERNEL_MERGE  - rows and nonzeros together cut into equal tiles of a block each (merge path), a segmented
+$                                scan in each block and a fixed-order sum of the rows that cross tiles; for irregular rows
 
    Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse,merge> - the kernel
 
    Level: advanced
 
@@ -124,7 +126,8 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_STREAM,
   MAT_CSRK_CUDA_KERNEL_SLICED,
   MAT_CSRK_CUDA_KERNEL_ADAPTIVE,
-  MAT_CSRK_CUDA_KERNEL_CUSPARSE
+  MAT_CSRK_CUDA_KERNEL_CUSPARSE,
+  MAT_CSRK_CUDA_KERNEL_MERGE
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 

@@ -105,8 +105,9 @@ static PetscBool transpose = PETSC_TRUE, ref_vectors = PETSC_FALSE;
 
 static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal tol, PetscInt *nfail)
 {
-  Vec         x, y, yref, z, xt, yt, yreft, zt;
+  Vec         x, y, y1, yref, z, xt, yt, yreft, zt;
   PetscRandom rnd;
+  PetscBool   same;
   PetscInt    M, N;
   Product     mult, multadd, multt, multtadd;
 
@@ -116,6 +117,7 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
   PetscCall(MatCreateVecs(ref_vectors ? A : C, &x, &yref));
   PetscCall(MatCreateVecs(ref_vectors ? A : C, &xt, &yt));
   PetscCall(VecDuplicate(yref, &y));
+  PetscCall(VecDuplicate(yref, &y1));
   PetscCall(VecDuplicate(yref, &z));
   PetscCall(VecDuplicate(xt, &yreft));
   PetscCall(VecDuplicate(xt, &zt));
@@ -134,10 +136,17 @@ static PetscErrorCode CheckProducts(Mat A, Mat C, const char *config, PetscReal 
   PetscCall(Poison(y));
   PetscCall(MatMult(C, x, y));
   PetscCall(Compare(y, yref, &mult, "MatMult", config, tol, nfail));
-  /* twice: the second product runs on the built structure */
+  PetscCall(VecCopy(y, y1));
+  /* twice: the second product runs on the built structure, and every kernel sums in a fixed order, so it must give
+     the same bits */
   PetscCall(Poison(y));
   PetscCall(MatMult(C, x, y));
   PetscCall(Compare(y, yref, &mult, "MatMult (again)", config, tol, nfail));
+  PetscCall(VecEqual(y, y1, &same));
+  if (!same) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: MatMult (again) differs in its bits from the first product\n", config));
+    (*nfail)++;
+  }
 
   PetscCall(MatMultAdd(A, x, z, yref));
   PetscCall(Poison(y));
@@ -169,6 +178,7 @@ done:
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&y1));
   PetscCall(VecDestroy(&yref));
   PetscCall(VecDestroy(&z));
   PetscCall(VecDestroy(&xt));

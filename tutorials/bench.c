@@ -32,7 +32,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          compress=<0|1> (column offsets where they fit),\n"
                            "                          patterns=<0|1> (row patterns where the rows allow: CPU, GPU sliced kernel),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
-                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse> width=<lanes per row>\n"
+                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse|merge> width=<lanes per row>\n"
                            "                          pinned_halo=<0|1> (MPI: own halo exchange through pinned buffers, or VecScatter))\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
@@ -160,7 +160,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, adaptive, cusparse)", str, val);
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, adaptive, cusparse, merge)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
     } else if (!strcmp(tok, "compress")) {

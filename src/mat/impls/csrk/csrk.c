@@ -8,7 +8,7 @@
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
 const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
-const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "cusparse", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
+const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "cusparse", "merge", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
@@ -98,7 +98,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
-    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive) or cuSPARSE's merge-based CSR SpMV (cusparse)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
+    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_width", "Lanes per row of the vector kernel: 2, 4, 8, 16 or 32 (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_width, 0, 32));
     PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_long", "Rows longer than this go to the block-per-row kernel (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_long, 0, CSRK_IDX_MAX));
     PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
@@ -622,11 +622,11 @@ PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRKCUDA` (a no-op for other types)
-. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_ADAPTIVE` or `MAT_CSRK_CUDA_KERNEL_CUSPARSE`
+. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_ADAPTIVE`, `MAT_CSRK_CUDA_KERNEL_CUSPARSE` or `MAT_CSRK_CUDA_KERNEL_MERGE`
 - width  - lanes per row of the vector kernel (2, 4, 8, 16 or 32), or 0 to choose it from the row statistics
 
   Options Database Keys:
-+ -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse> - the kernel
++ -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse,merge> - the kernel
 - -mat_csrk_cuda_width <n>                   - the lanes per row
 
   Level: advanced

@@ -288,7 +288,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    Options Database Keys: those of `MATSEQCSRK`, and
 +  -mat_type csrkcuda - selects it (with -vec_type cuda, or -dm_vec_type cuda for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse,merge> - the kernel
 .  -mat_csrk_cuda_width <n> - lanes per row of the vector kernel
 .  -mat_csrk_cuda_long <n> - rows longer than this go to the block-per-row kernel
 -  -mat_csrk_compress_indices <bool> - 8- or 16-bit column offsets in the sliced kernel where they fit

@@ -42,6 +42,9 @@ typedef struct _n_CSRKDevice {
   PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
   PetscInt     nywork;
   CSRKCusparse sp;                       /* the cusparse kernel: cuSPARSE's SpMV over rowptr, colidx and val */
+  CSRKIdx     *mtile, *mcarryrow;        /* merge kernel: (row, nonzero) where each tile starts; row of each tile's carry */
+  PetscScalar *mcarryval;                /* and its value */
+  PetscInt     ntiles;
   size_t       bytes;
 } CSRKDevice;
 
@@ -64,6 +67,8 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 /* shared by the CUDA sources: PETSc's current stream, and xp[i] = x[idx[i]] queued on a stream */
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *, size_t *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
 #endif
 
 #endif

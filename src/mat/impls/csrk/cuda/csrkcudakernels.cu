@@ -9,23 +9,25 @@
                          block (x = w lanes, y = rows, z = super-rows)
      long rows:          rows longer than a threshold are skipped by the kernels above and cut into chunks of
                          4096 entries, a block per chunk, the chunks of a row summed in a fixed order (deterministic)
-     stream (auto for irregular rows, and regular rows longer than 8 that the sliced storage would pad too much): a block per super-super-row forms its products with coalesced
+     stream (auto for rows longer than 8 that the sliced storage would pad too much): a block per super-super-row forms its products with coalesced
                          loads in shared memory, then a thread per row sums them
      sliced (auto for rows of nearly equal length): each super-row is stored column by column, padded to its longest
                          row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per row, so
                          every load of a warp is coalesced and no lane idles on rows of equal length
-     adaptive (auto for irregular rows that the stream kernel's blocks cannot hold): blocks of consecutive rows cut by
+     adaptive (forced): blocks of consecutive rows cut by
                          nonzeros, not rows (the launch grouping only: the CSR-k copy is the same); coalesced products
                          in shared memory, then a thread per short row and a warp per longer one, so a row of a few
                          hundred entries does not leave the block's other threads waiting
-     cusparse (auto for irregular rows that the stream kernel's blocks cannot hold): cuSPARSE's merge-based CSR SpMV
-                         (CUSPARSE_SPMV_CSR_ALG2) over the same CSR arrays; it splits rows and nonzeros evenly over
-                         the threads, which none of the row-grouped kernels above can do for power-law rows
+     merge (auto for irregular rows): rows and nonzeros together cut into equal tiles, a block each, which none of
+                         the row-grouped kernels above can do for power-law rows (csrkcudamerge.cu)
+     cusparse (forced, or irregular rows beyond the merge kernel's 32-bit coordinates): cuSPARSE's merge-based CSR
+                         SpMV (CUSPARSE_SPMV_CSR_ALG2) over the same CSR arrays
    Every reduction has a fixed order, so results are bitwise reproducible run to run (CUSPARSE_SPMV_CSR_ALG2 is
    cuSPARSE's deterministic CSR algorithm).
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
+#include "csrkcudadevice.cuh"
 #include <petscdevice_cuda.h>
 #include <cusparse.h>
 #include <math.h>
@@ -42,26 +44,6 @@ PetscErrorCode CSRKGetStream(cudaStream_t *s)
   *s = PetscDefaultCudaStream;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* shuffle of a PetscScalar, also when it is complex (shuffled as its real words) */
-__device__ __forceinline__ PetscScalar CSRKShflDown(unsigned mask, PetscScalar v, int d, int w)
-{
-  if constexpr (sizeof(PetscScalar) == sizeof(double) || sizeof(PetscScalar) == sizeof(float)) {
-    return __shfl_down_sync(mask, v, d, w);
-  } else {
-    PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
-    memcpy(r, &v, sizeof(PetscScalar));
-    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __shfl_down_sync(mask, r[i], d, w);
-    memcpy(&v, r, sizeof(PetscScalar));
-    return v;
-  }
-}
-
-__device__ __forceinline__ void CSRKStore(PetscInt r, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum)
-{
-  const CSRKIdx dst = perm ? perm[r] : (CSRKIdx)r;
-  y[dst]            = z ? z[dst] + sum : sum;
 }
 
 /* GPUSpMV-3: thread per row */
@@ -162,16 +144,6 @@ __global__ void __launch_bounds__(CSRK_ADAPTIVE_THREADS) CSRKAdaptiveKernel(cons
       }
     }
   }
-}
-
-/* streamed once per product: load without keeping the lines in L1, which is left to x */
-__device__ __forceinline__ PetscScalar CSRKLoadStreamed(const PetscScalar *p)
-{
-#if defined(PETSC_USE_COMPLEX)
-  return *p;
-#else
-  return __ldcs(p);
-#endif
 }
 
 /* Column indices of the sliced storage. Super-row s keeps them in one of three codes, fixed per super-row so that a
@@ -540,6 +512,9 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->cunitptr);
   CSRKCudaFree(d->csrptr);
   PetscCall(CSRKCusparseDestroy(d));
+  CSRKCudaFree(d->mtile);
+  CSRKCudaFree(d->mcarryrow);
+  CSRKCudaFree(d->mcarryval);
   CSRKCudaFree(d->tmap);
   PetscCall(MatCSRKCUDADeviceDestroy(&d->t));
   PetscCall(PetscFree(*dev));
@@ -651,6 +626,15 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
+  /* irregular rows (a coefficient of variation beyond the sliced kernel's): the merge kernel, which gives every block
+     the same number of rows plus nonzeros, as long as that count fits its 32-bit path coordinates; not for blocks of
+     mostly empty rows (the off-process block of an MPI matrix), whose products run over the non-empty rows only */
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_MERGE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV && 2 * st->nonzerorows > st->m && (PetscInt64)st->m + st->nnz <= CSRK_IDX_MAX / 2)) {
+    d->kernel  = MAT_CSRK_CUDA_KERNEL_MERGE;
+    d->width   = 0;
+    d->longlen = CSRK_IDX_MAX; /* a long row is spread over the tiles like any other */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && (mean > 8 || cv > CSRK_GPU_SLICED_MAX_CV))) {
     /* the stream kernel needs a block's nonzeros in shared memory */
     PetscInt maxu = 0;
@@ -668,9 +652,7 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
     }
     PetscCheck(opt->cuda_kernel != MAT_CSRK_CUDA_KERNEL_STREAM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", maxu);
   }
-  /* irregular rows whose blocks the stream kernel cannot hold (rows of thousands of entries next to short ones, as in
-     power-law graphs): cuSPARSE's merge-based kernel, which balances rows and nonzeros over the threads exactly; the
-     adaptive kernel below, forced, measured 0.70-0.83x aijcusparse on such matrices (docs/performance.md) */
+  /* cuSPARSE's merge-based kernel: forced, or irregular rows beyond the merge kernel's 32-bit path coordinates */
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV)) {
     d->kernel  = MAT_CSRK_CUDA_KERNEL_CUSPARSE;
     d->width   = 0;
@@ -1007,8 +989,9 @@ PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *st, const MatCSRK
   else PetscCall(CSRKUpload(&d->colidx, st->colidx, st->nnz, &bytes));
   if (st->perm) PetscCall(CSRKUpload(&d->perm, st->perm, st->m, &bytes));
   if (st->xwork) PetscCall(CSRKUpload(&d->xwork, (PetscScalar *)NULL, st->n, &bytes));
-  if (!st->perm && d->kernel != MAT_CSRK_CUDA_KERNEL_SLICED && d->kernel != MAT_CSRK_CUDA_KERNEL_CUSPARSE && st->m >= 1024 && 2 * st->nonzerorows <= st->m) PetscCall(CSRKBuildCompressed(d, st, &bytes));
+  if (!st->perm && d->kernel != MAT_CSRK_CUDA_KERNEL_SLICED && d->kernel != MAT_CSRK_CUDA_KERNEL_CUSPARSE && d->kernel != MAT_CSRK_CUDA_KERNEL_MERGE && st->m >= 1024 && 2 * st->nonzerorows <= st->m) PetscCall(CSRKBuildCompressed(d, st, &bytes));
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) PetscCall(CSRKCusparseCreate(d, &bytes));
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_MERGE) PetscCall(MatCSRKCUDAMergeSetUp(d, &bytes));
   if (d->longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, st->rowptr, &bytes));
   PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
   d->bytes = bytes;
@@ -1087,6 +1070,10 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
   }
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) {
     PetscCall(CSRKCusparseMult(d, x, z, y, stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_MERGE) {
+    PetscCall(MatCSRKCUDAMergeMult(d, x, z, y, stream));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, d->colidx, d->val, d->perm, x, z, y, stream));

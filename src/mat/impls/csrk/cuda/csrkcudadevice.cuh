@@ -1,0 +1,51 @@
+/* Device helpers shared by the CUDA kernel sources: they need only PetscScalar and CSRKIdx (and PETSC_USE_COMPLEX) */
+#ifndef CSRKCUDADEVICE_CUH
+#define CSRKCUDADEVICE_CUH
+
+#include <string.h>
+
+/* shuffles of a PetscScalar, also when it is complex (shuffled as its real words) */
+__device__ __forceinline__ PetscScalar CSRKShflDown(unsigned mask, PetscScalar v, int d, int w)
+{
+  if constexpr (sizeof(PetscScalar) == sizeof(double) || sizeof(PetscScalar) == sizeof(float)) {
+    return __shfl_down_sync(mask, v, d, w);
+  } else {
+    PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
+    memcpy(r, &v, sizeof(PetscScalar));
+    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __shfl_down_sync(mask, r[i], d, w);
+    memcpy(&v, r, sizeof(PetscScalar));
+    return v;
+  }
+}
+
+__device__ __forceinline__ PetscScalar CSRKShflUp(unsigned mask, PetscScalar v, int d)
+{
+  if constexpr (sizeof(PetscScalar) == sizeof(double) || sizeof(PetscScalar) == sizeof(float)) {
+    return __shfl_up_sync(mask, v, d);
+  } else {
+    PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
+    memcpy(r, &v, sizeof(PetscScalar));
+    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __shfl_up_sync(mask, r[i], d);
+    memcpy(&v, r, sizeof(PetscScalar));
+    return v;
+  }
+}
+
+/* y = z + sum (or y = sum) for internal row r, in the user's ordering */
+__device__ __forceinline__ void CSRKStore(PetscInt r, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum)
+{
+  const CSRKIdx dst = perm ? perm[r] : (CSRKIdx)r;
+  y[dst]            = z ? z[dst] + sum : sum;
+}
+
+/* streamed once per product: load without keeping the lines in L1, which is left to x */
+__device__ __forceinline__ PetscScalar CSRKLoadStreamed(const PetscScalar *p)
+{
+#if defined(PETSC_USE_COMPLEX)
+  return *p;
+#else
+  return __ldcs(p);
+#endif
+}
+
+#endif

@@ -1,0 +1,54 @@
+/*
+   The merge kernel of MATCSRKCUDA (kernels in csrkcudamerge.cuh): set-up of its tiles and the product.
+
+   Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints were chosen by the sweep of
+   docs/experiments/mergesweep.cu on an H100 (docs/tuning.md): 256 x 4 with the L2 policies was the fastest on the
+   power-law matrices, where x (32 MB at 4M rows) stays in L2 only if the streamed matrix does not evict it, and
+   within a few percent of the best on the small graphs.
+*/
+#include "../csrkimpl.h"
+#include "csrkcuda.h"
+#include "csrkcudamerge.cuh"
+#include <petscdevice_cuda.h>
+
+#define CSRK_MERGE_THREADS 256
+#define CSRK_MERGE_ITEMS   4
+#define CSRK_MERGE_HINTS   CSRK_MERGE_HINTS_L2
+
+/*
+   MatCSRKCUDAMergeSetUp - the tile coordinates of the merge kernel for the pattern of d (rowptr on the device) and its
+   carry arrays
+*/
+PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *d, size_t *bytes)
+{
+  const PetscInt64 steps = (PetscInt64)d->m + d->nnz, tilesize = CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS;
+  cudaStream_t     stream;
+
+  PetscFunctionBegin;
+  PetscCheck(steps <= CSRK_IDX_MAX - tilesize, PETSC_COMM_SELF, PETSC_ERR_SUP, "The merge kernel needs rows + nonzeros (%" PetscInt64_FMT ") within 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", steps);
+  d->ntiles = (PetscInt)((steps + tilesize - 1) / tilesize);
+  PetscCallCUDA(cudaMalloc((void **)&d->mtile, sizeof(CSRKIdx) * 2 * (d->ntiles + 1)));
+  PetscCallCUDA(cudaMalloc((void **)&d->mcarryrow, sizeof(CSRKIdx) * PetscMax(d->ntiles, 1)));
+  PetscCallCUDA(cudaMalloc((void **)&d->mcarryval, sizeof(PetscScalar) * PetscMax(d->ntiles, 1)));
+  *bytes += sizeof(CSRKIdx) * (3 * d->ntiles + 2) + sizeof(PetscScalar) * d->ntiles;
+  PetscCall(CSRKGetStream(&stream));
+  CSRKMergeTilesKernel<<<(unsigned)PetscMax(1, PetscMin((d->ntiles + 256) / 256, 65535)), 256, 0, stream>>>((CSRKIdx)d->ntiles, (CSRKIdx)tilesize, (CSRKIdx)d->m, (CSRKIdx)d->nnz, d->rowptr, d->mtile);
+  PetscCallCUDA(cudaGetLastError());
+  d->bx = CSRK_MERGE_THREADS;
+  d->by = d->bz = 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDAMergeMult - y = A x (+ z) with the merge kernel: the tiles, then the rows that cross tiles
+*/
+PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!d->ntiles) PetscFunctionReturn(PETSC_SUCCESS);
+  CSRKMergeKernel<CSRK_MERGE_THREADS, CSRK_MERGE_ITEMS, CSRK_MERGE_HINTS><<<(unsigned)d->ntiles, CSRK_MERGE_THREADS, 0, stream>>>((CSRKIdx)d->m, d->mtile, d->rowptr, d->colidx, d->val, d->perm, x, z, y, d->mcarryrow, d->mcarryval);
+  PetscCallCUDA(cudaGetLastError());
+  CSRKMergeFixupKernel<<<(unsigned)((d->ntiles + 255) / 256), 256, 0, stream>>>((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, d->perm, y);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
