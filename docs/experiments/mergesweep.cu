@@ -170,7 +170,7 @@ struct Merge {
   double *cval = NULL;
 };
 
-template <int THREADS, int ITEMS, int HINTS>
+template <int THREADS, int ITEMS, int HINTS, bool PDL = false>
 static void RunMerge(const Dev &d, double alg1)
 {
   Merge        M;
@@ -185,7 +185,7 @@ static void RunMerge(const Dev &d, double alg1)
   auto tiles = [&]() { CSRKMergeKernel<THREADS, ITEMS, HINTS><<<M.ntiles, THREADS>>>(d.m, M.tile, d.ptr, d.col, d.val, NULL, d.x, NULL, d.y, M.crow, M.cval); };
   auto launch = [&]() {
     tiles();
-    CSRKMergeFixupKernel<<<(M.ntiles + 255) / 256, 256>>>(M.ntiles, d.m, M.crow, M.cval, NULL, d.y);
+    CK(CSRKMergeLaunchFixup(M.ntiles, d.m, M.crow, M.cval, NULL, d.y, 0, PDL));
   };
   CK(cudaMemset(d.y, 0xff, sizeof(double) * d.m)); /* poisoned: NaN where a row is not written */
   launch();
@@ -194,7 +194,7 @@ static void RunMerge(const Dev &d, double alg1)
   CK(cudaMemcpy(y1.data(), d.y, sizeof(double) * d.m, cudaMemcpyDeviceToHost));
   const double us = Time(launch);
   CK(cudaMemcpy(y2.data(), d.y, sizeof(double) * d.m, cudaMemcpyDeviceToHost));
-  snprintf(what, sizeof what, "merge %d x %d hints %d%s", THREADS, ITEMS, HINTS, memcmp(y1.data(), y2.data(), sizeof(double) * d.m) ? " NONDET" : "");
+  snprintf(what, sizeof what, "merge %d x %d hints %d%s%s", THREADS, ITEMS, HINTS, PDL ? " pdl" : "", memcmp(y1.data(), y2.data(), sizeof(double) * d.m) ? " NONDET" : "");
   Check(d, what, us, alg1);
   printf("%-22s %-28s %10.1f us  (tile kernel alone)\n", gA->name.c_str(), "", Time(tiles));
   CK(cudaFree(M.tile));
@@ -260,15 +260,13 @@ static void Sweep(const Csr &A)
   }
   const double alg1 = RunCusparse(d, CUSPARSE_SPMV_CSR_ALG1, "cusparse ALG1", 0);
   RunCusparse(d, CUSPARSE_SPMV_CSR_ALG2, "cusparse ALG2", alg1);
-  RunMerge<256, 4, 0>(d, alg1);
   RunMerge<256, 4, 1>(d, alg1);
   RunMerge<256, 4, 2>(d, alg1);
-  RunMerge<128, 4, 2>(d, alg1);
-  RunMerge<512, 2, 2>(d, alg1);
-  RunMerge<512, 4, 1>(d, alg1);
-  RunMerge<512, 4, 2>(d, alg1);
-  RunMerge<1024, 2, 2>(d, alg1);
-  RunMerge<256, 3, 2>(d, alg1);
+  RunMerge<256, 4, 2, true>(d, alg1);
+  RunMerge<256, 4, 1, true>(d, alg1);
+  RunMerge<512, 4, 2, true>(d, alg1);
+  RunMerge<256, 4, 2>(d, alg1);
+  RunMerge<256, 4, 2, true>(d, alg1);
   CK(cudaFree(d.ptr));
   CK(cudaFree(d.col));
   CK(cudaFree(d.val));

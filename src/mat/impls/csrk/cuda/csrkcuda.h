@@ -45,6 +45,7 @@ typedef struct _n_CSRKDevice {
   CSRKIdx     *mtile, *mcarryrow;        /* merge kernel: (row, nonzero) where each tile starts; row of each tile's carry */
   PetscScalar *mcarryval;                /* and its value */
   PetscInt     ntiles;
+  PetscBool    mpdl;                     /* the fix-up kernel as a programmatic dependent launch */
   size_t       bytes;
 } CSRKDevice;
 

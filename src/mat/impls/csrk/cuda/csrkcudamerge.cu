@@ -2,9 +2,11 @@
    The merge kernel of MATCSRKCUDA (kernels in csrkcudamerge.cuh): set-up of its tiles and the product.
 
    Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints were chosen by the sweep of
-   docs/experiments/mergesweep.cu on an H100 (docs/tuning.md): 256 x 4 with the L2 policies was the fastest on the
-   power-law matrices, where x (32 MB at 4M rows) stays in L2 only if the streamed matrix does not evict it, and
-   within a few percent of the best on the small graphs.
+   docs/experiments/mergesweep.cu on an H100 (docs/tuning.md): 256 x 4 with the matrix loaded and y stored as
+   streamed data (evict first) was the fastest on the power-law matrices, where x (32 MB at 4M rows) stays in L2 only
+   if the streamed matrix does not evict it (without the hints: 16 % slower), and within a few percent of the best on
+   the small graphs. The fix-up kernel is launched as a programmatic dependent launch where the device and the
+   compiled code allow it (1-2 us less per product).
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
@@ -13,7 +15,7 @@
 
 #define CSRK_MERGE_THREADS 256
 #define CSRK_MERGE_ITEMS   4
-#define CSRK_MERGE_HINTS   CSRK_MERGE_HINTS_L2
+#define CSRK_MERGE_HINTS   CSRK_MERGE_HINTS_STREAMED
 
 /*
    MatCSRKCUDAMergeSetUp - the tile coordinates of the merge kernel for the pattern of d (rowptr on the device) and its
@@ -34,6 +36,16 @@ PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *d, size_t *bytes)
   PetscCall(CSRKGetStream(&stream));
   CSRKMergeTilesKernel<<<(unsigned)PetscMax(1, PetscMin((d->ntiles + 256) / 256, 65535)), 256, 0, stream>>>((CSRKIdx)d->ntiles, (CSRKIdx)tilesize, (CSRKIdx)d->m, (CSRKIdx)d->nnz, d->rowptr, d->mtile);
   PetscCallCUDA(cudaGetLastError());
+  {
+    /* programmatic dependent launch: a device of compute capability 9.0 or later running code built for it (the wait
+       in the fix-up kernel exists only there) */
+    int                dev, major;
+    cudaFuncAttributes fa;
+    PetscCallCUDA(cudaGetDevice(&dev));
+    PetscCallCUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    PetscCallCUDA(cudaFuncGetAttributes(&fa, CSRKMergeFixupKernel));
+    d->mpdl = (PetscBool)(CUDART_VERSION >= 11080 && major >= 9 && fa.ptxVersion >= 90);
+  }
   d->bx = CSRK_MERGE_THREADS;
   d->by = d->bz = 1;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -48,7 +60,6 @@ PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *d, const PetscScalar *x, c
   if (!d->ntiles) PetscFunctionReturn(PETSC_SUCCESS);
   CSRKMergeKernel<CSRK_MERGE_THREADS, CSRK_MERGE_ITEMS, CSRK_MERGE_HINTS><<<(unsigned)d->ntiles, CSRK_MERGE_THREADS, 0, stream>>>((CSRKIdx)d->m, d->mtile, d->rowptr, d->colidx, d->val, d->perm, x, z, y, d->mcarryrow, d->mcarryval);
   PetscCallCUDA(cudaGetLastError());
-  CSRKMergeFixupKernel<<<(unsigned)((d->ntiles + 255) / 256), 256, 0, stream>>>((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, d->perm, y);
-  PetscCallCUDA(cudaGetLastError());
+  PetscCallCUDA(CSRKMergeLaunchFixup((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, d->perm, y, stream, d->mpdl));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

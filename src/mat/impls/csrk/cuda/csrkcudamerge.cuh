@@ -143,6 +143,11 @@ __global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRK
   unsigned long long     streamed, kept;
 
   CSRKMergePolicies<HINTS>(&streamed, &kept);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  /* the fix-up kernel, launched with programmatic dependent launch, may be scheduled from now on: it waits for this
+     grid's completion itself, and its launch overlaps the tiles instead of following them */
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
   {
     /* all loads of the matrix (values, columns, row ends) first, then the gathers of x: two round trips a tile */
     PetscScalar v[ITEMS];
@@ -221,19 +226,38 @@ __global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRK
   if (ended) CSRKMergeStore<HINTS>(x0 + xs, perm, z, y, (threadIdx.x ? incl[threadIdx.x - 1] : (PetscScalar)0.0) + first, streamed);
 }
 
+/* a load from L2, past L1: the fix-up kernel may start before the tiles end (programmatic dependent launch), so what
+   it reads must not come from lines its SM cached earlier */
+__device__ __forceinline__ PetscScalar CSRKLoadL2(const PetscScalar *p)
+{
+  PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
+  for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __ldcg((const PetscReal *)p + i);
+  PetscScalar v;
+  memcpy(&v, r, sizeof(PetscScalar));
+  return v;
+}
+
 /* y[row] += the carries of the row's tiles, in tile order. A thread per tile finds the runs of tiles that end inside
    the same row; a run of one tile (the common case: a row across one tile boundary) is added by its thread, a longer
    run (a long row) by the whole warp: strided partial sums, then a shuffle reduction. */
-__global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *__restrict__ carryrow, const PetscScalar *__restrict__ carryval, const CSRKIdx *__restrict__ perm, PetscScalar *__restrict__ y)
+__global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *carryrow, const PetscScalar *carryval, const CSRKIdx *__restrict__ perm, PetscScalar *y)
 {
-  const long long t      = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  const unsigned  lane   = threadIdx.x & 31u;
-  const CSRKIdx   r      = t < ntiles ? carryrow[t] : m;
-  const bool      start  = r < m && (t == 0 || carryrow[t - 1] != r);
-  const bool      single = start && (t + 1 == ntiles || carryrow[t + 1] != r);
+  const long long t    = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  const unsigned  lane = threadIdx.x & 31u;
+  CSRKIdx         r;
+  bool            start, single;
   unsigned        runs;
 
-  if (single) y[perm ? perm[r] : r] += carryval[t];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaGridDependencySynchronize(); /* the tiles' carries and rows (a no-op when launched without the dependency) */
+#endif
+  r      = t < ntiles ? __ldcg(carryrow + t) : m;
+  start  = r < m && (t == 0 || __ldcg(carryrow + t - 1) != r);
+  single = start && (t + 1 == ntiles || __ldcg(carryrow + t + 1) != r);
+  if (single) {
+    const CSRKIdx dst = perm ? perm[r] : r;
+    y[dst]            = CSRKLoadL2(y + dst) + CSRKLoadL2(carryval + t);
+  }
   runs = __ballot_sync(0xffffffffu, start && !single);
   while (runs) {
     const int       src = __ffs(runs) - 1;
@@ -243,13 +267,40 @@ __global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *_
     runs &= runs - 1;
     for (long long base = t0;; base += 32) {
       const long long i    = base + lane;
-      const bool      same = i < ntiles && carryrow[i] == rr;
-      if (same) sum += carryval[i];
+      const bool      same = i < ntiles && __ldcg(carryrow + i) == rr;
+      if (same) sum += CSRKLoadL2(carryval + i);
       if (__ballot_sync(0xffffffffu, same) != 0xffffffffu) break;
     }
     for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
-    if (!lane) y[perm ? perm[rr] : rr] += sum;
+    if (!lane) {
+      const CSRKIdx dst = perm ? perm[rr] : rr;
+      y[dst]            = CSRKLoadL2(y + dst) + sum;
+    }
   }
+}
+
+/* The fix-up launch. On sm_90 and later with programmatic dependent launch: the launch may begin while the tiles run
+   (they allow it from their start), and the kernel waits for them in cudaGridDependencySynchronize() */
+static inline cudaError_t CSRKMergeLaunchFixup(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *carryrow, const PetscScalar *carryval, const CSRKIdx *perm, PetscScalar *y, cudaStream_t stream, bool pdl)
+{
+  const unsigned blocks = (unsigned)((ntiles + 255) / 256);
+#if CUDART_VERSION >= 11080
+  if (pdl) {
+    cudaLaunchConfig_t  cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id                                         = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim                                        = dim3(blocks);
+    cfg.blockDim                                       = dim3(256);
+    cfg.stream                                         = stream;
+    cfg.attrs                                          = attr;
+    cfg.numAttrs                                       = 1;
+    return cudaLaunchKernelEx(&cfg, CSRKMergeFixupKernel, ntiles, m, carryrow, carryval, perm, y);
+  }
+#endif
+  (void)pdl;
+  CSRKMergeFixupKernel<<<blocks, 256, 0, stream>>>(ntiles, m, carryrow, carryval, perm, y);
+  return cudaGetLastError();
 }
 
 #endif
