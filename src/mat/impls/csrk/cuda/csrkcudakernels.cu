@@ -585,7 +585,8 @@ static inline PetscInt CSRKLongRowLength(PetscReal mean, PetscInt maxlen, PetscI
 static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st, const MatCSRKOptions *opt)
 {
   PetscReal mean = st->m ? (PetscReal)st->nnz / st->m : 0, var = 0, cv;
-  PetscInt  maxlen = 0;
+  PetscInt  maxlen = 0, maxu = 0;
+  PetscBool fits;
 
   PetscFunctionBegin;
   for (PetscInt r = 0; r < st->m; r++) {
@@ -626,23 +627,27 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  /* irregular rows (a coefficient of variation beyond the sliced kernel's): the merge kernel, which gives every block
-     the same number of rows plus nonzeros, as long as that count fits its 32-bit path coordinates; not for blocks of
-     mostly empty rows (the off-process block of an MPI matrix), whose products run over the non-empty rows only */
-  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_MERGE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV && 2 * st->nonzerorows > st->m && (PetscInt64)st->m + st->nnz <= CSRK_IDX_MAX / 2)) {
-    d->kernel  = MAT_CSRK_CUDA_KERNEL_MERGE;
-    d->width   = 0;
-    d->longlen = CSRK_IDX_MAX; /* a long row is spread over the tiles like any other */
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && (mean > 8 || cv > CSRK_GPU_SLICED_MAX_CV))) {
+  {
     /* the stream kernel needs a block's nonzeros in shared memory */
-    PetscInt maxu = 0;
     for (PetscInt u = 0; u < d->nunits; u++) {
       const PetscInt s0 = st->k == 3 ? st->ssrptr[u] : u, s1 = st->k == 3 ? st->ssrptr[u + 1] : u + 1;
       maxu              = PetscMax(maxu, st->rowptr[st->srptr[s1]] - st->rowptr[st->srptr[s0]]);
     }
-    if ((size_t)maxu * sizeof(PetscScalar) <= CSRK_STREAM_SMEM_MAX) {
+    fits = (PetscBool)((size_t)maxu * sizeof(PetscScalar) <= CSRK_STREAM_SMEM_MAX);
+    /* irregular rows (a coefficient of variation beyond the sliced kernel's): the merge kernel, which gives every
+       block the same number of rows plus nonzeros, as long as that count fits its 32-bit path coordinates. Not where
+       the stream kernel holds short rows (mean <= 8: faster on the small graphs bayer10 and PGPgiantcompo, the merge
+       kernel on ca-CondMat and astro-ph with means 9-16; docs/performance.md), nor for blocks of mostly empty rows (the
+       off-process block of an MPI matrix), whose products run over the non-empty rows only. */
+    if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_MERGE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV && !(fits && mean <= 8) && 2 * st->nonzerorows > st->m && (PetscInt64)st->m + st->nnz <= CSRK_IDX_MAX / 2)) {
+      d->kernel  = MAT_CSRK_CUDA_KERNEL_MERGE;
+      d->width   = 0;
+      d->longlen = CSRK_IDX_MAX; /* a long row is spread over the tiles like any other */
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_STREAM || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && (mean > 8 || cv > CSRK_GPU_SLICED_MAX_CV))) {
+    if (fits) {
       d->kernel = MAT_CSRK_CUDA_KERNEL_STREAM;
       d->width  = 0;
       d->smem   = (size_t)PetscMax(maxu, 1) * sizeof(PetscScalar);
