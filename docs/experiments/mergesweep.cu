@@ -5,6 +5,10 @@
      nvcc -O3 -std=c++17 -arch=sm_90 -o mergesweep docs/experiments/mergesweep.cu -lcusparse
      ./mergesweep [-powerlaw n]... [file.mtx]...
 
+   With the chosen kernel (256 x 4, streamed hints, the fix-up as a dependent launch) it also times the tile kernel's
+   loads alone (LoadsOnlyKernel) and, as a diagnostic, the same rows with columns in order (x read in sequence): the
+   two show what the gathers of x cost against the search, walk and scan (docs/tuning.md).
+
    Every variant's result is checked against a host sum (normwise, relative to sum |a_ij x_j|) and run twice to check
    that it is bitwise the same. Times: median of 200 launches after 20 warm-up, each between two events.
 */
@@ -202,6 +206,59 @@ static void RunMerge(const Dev &d, double alg1)
   CK(cudaFree(M.cval));
 }
 
+
+/* diagnostic: the tile kernel's loads alone (values, columns, row ends, gathers of x into shared memory), no search,
+   walk or scan; y gets one value per row of the tile */
+template <int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS) LoadsOnlyKernel(CSRKIdx m, const CSRKIdx *__restrict__ tile, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const PetscScalar *__restrict__ x, PetscScalar *__restrict__ y)
+{
+  constexpr int      TILE = THREADS * ITEMS;
+  __shared__ PetscScalar prod[TILE + 1];
+  const CSRKIdx          x0 = tile[2 * blockIdx.x], y0 = tile[2 * blockIdx.x + 1];
+  const CSRKIdx          nrows = tile[2 * blockIdx.x + 2] - x0, nnz = tile[2 * blockIdx.x + 3] - y0;
+  CSRKIdx               *rowend = (CSRKIdx *)(prod + nnz);
+  PetscScalar v[ITEMS];
+  CSRKIdx     c[ITEMS], e[ITEMS + 1];
+#pragma unroll
+  for (int k = 0; k < ITEMS; k++) {
+    const CSRKIdx i = threadIdx.x + k * THREADS;
+    if (i < nnz) {
+      v[k] = CSRKLoadStreamed(val + y0 + i);
+      c[k] = __ldcs(colidx + y0 + i);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k <= ITEMS; k++) {
+    const CSRKIdx i = threadIdx.x + k * THREADS;
+    if (i <= nrows) e[k] = x0 + i < m ? __ldcs(rowptr + x0 + i + 1) : CSRK_IDX_MAX;
+  }
+#pragma unroll
+  for (int k = 0; k < ITEMS; k++) {
+    const CSRKIdx i = threadIdx.x + k * THREADS;
+    if (i < nnz) prod[i] = v[k] * x[c[k]];
+  }
+#pragma unroll
+  for (int k = 0; k <= ITEMS; k++) {
+    const CSRKIdx i = threadIdx.x + k * THREADS;
+    if (i <= nrows) rowend[i] = e[k];
+  }
+  __syncthreads();
+  if (threadIdx.x < nrows) __stcs(y + x0 + threadIdx.x, prod[threadIdx.x % (nnz ? nnz : 1)] + (PetscScalar)rowend[threadIdx.x]);
+}
+
+template <int THREADS, int ITEMS>
+static void RunLoadsOnly(const Dev &d)
+{
+  Merge        M;
+  const size_t total = (size_t)d.m + d.nnz;
+  M.tilesize         = THREADS * ITEMS;
+  M.ntiles           = (int)((total + M.tilesize - 1) / M.tilesize);
+  CK(cudaMalloc(&M.tile, sizeof(int) * 2 * (M.ntiles + 1)));
+  CSRKMergeTilesKernel<<<(M.ntiles + 256) / 256, 256>>>(M.ntiles, M.tilesize, d.m, d.nnz, d.ptr, M.tile);
+  printf("%-22s %-28s %10.1f us  (diagnostic: loads only)\n", gA->name.c_str(), "", Time([&]() { LoadsOnlyKernel<THREADS, ITEMS><<<M.ntiles, THREADS>>>(d.m, M.tile, d.ptr, d.col, d.val, d.x, d.y); }));
+  CK(cudaFree(M.tile));
+}
+
 static double RunCusparse(const Dev &d, cusparseSpMVAlg_t alg, const char *what, double alg1)
 {
   cusparseHandle_t     h;
@@ -260,13 +317,25 @@ static void Sweep(const Csr &A)
   }
   const double alg1 = RunCusparse(d, CUSPARSE_SPMV_CSR_ALG1, "cusparse ALG1", 0);
   RunCusparse(d, CUSPARSE_SPMV_CSR_ALG2, "cusparse ALG2", alg1);
-  RunMerge<256, 4, 1>(d, alg1);
-  RunMerge<256, 4, 2>(d, alg1);
-  RunMerge<256, 4, 2, true>(d, alg1);
   RunMerge<256, 4, 1, true>(d, alg1);
-  RunMerge<512, 4, 2, true>(d, alg1);
-  RunMerge<256, 4, 2>(d, alg1);
-  RunMerge<256, 4, 2, true>(d, alg1);
+  RunLoadsOnly<256, 4>(d);
+  RunMerge<256, 4, 1, true>(d, alg1);
+  RunLoadsOnly<256, 4>(d);
+  RunCusparse(d, CUSPARSE_SPMV_CSR_ALG1, "cusparse ALG1 again", alg1);
+  {
+    /* diagnostic: the same rows with columns i mod n (x read in order): what the gathers cost */
+    std::vector<int> seq(d.nnz);
+    int             *col = d.col;
+    for (int i = 0; i < d.nnz; i++) seq[i] = i % d.n;
+    CK(cudaMalloc(&d.col, sizeof(int) * std::max(d.nnz, 1)));
+    CK(cudaMemcpy(d.col, seq.data(), sizeof(int) * d.nnz, cudaMemcpyHostToDevice));
+    printf("# diagnostic, columns in order (errors expected)\n");
+    const double a1 = RunCusparse(d, CUSPARSE_SPMV_CSR_ALG1, "seq-cols ALG1", 0);
+    RunMerge<256, 4, 1, true>(d, a1);
+    RunLoadsOnly<256, 4>(d);
+    CK(cudaFree(d.col));
+    d.col = col;
+  }
   CK(cudaFree(d.ptr));
   CK(cudaFree(d.col));
   CK(cudaFree(d.val));
