@@ -142,6 +142,9 @@ for np in $ranks; do
   run "state ordering natural, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering natural -mat_csrk_compress_indices 0
   run "state ordering rcm, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering rcm -mat_csrk_compress_indices 0
 done
+# the orderings give the same permutation whatever the number of threads (randomly permuted and natural inputs)
+run "ordering: Band-k independent of the threads, permuted" 1 "$build/tests/ordering"
+run "ordering: Band-k independent of the threads, natural" 1 "$build/tests/ordering" -permute 0 -problem lap3d7,elasticity3d,lap2d5 -n 30,10,200
 # the specialized conversions, never MatConvert_Basic
 ntest=$((ntest + 1))
 if "$build/tests/state" -info 2>&1 | grep -q "MatConvert_Basic"; then
