@@ -212,8 +212,14 @@ static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patte
       const PetscBool nat     = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_NATURAL || m < 2);
       const PetscBool allowed = (PetscBool)(compress && ((nat && info.nthreads > 1) || (!nat && info.layout == MAT_CSRK_LAYOUT_RENUMBERED)));
       expect                  = allowed && info.bw_after <= 32767 ? 2 : 4;
-      /* row patterns: where the offsets are allowed, whatever the bandwidth, whenever the rows fit the dictionary */
+      /* row patterns: where the offsets are allowed, whatever the bandwidth, whenever the rows fit the dictionary; one
+         thread in the natural order reads them only with row slices */
       if (allowed && patterns && info.npatterns > 0) expect = 0;
+      if (compress && patterns && nat && info.nthreads == 1 && info.nsliced > 0) expect = 0;
+      if (info.nsliced > 0 && !(patterns && info.npatterns > 0)) {
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %" PetscInt_FMT " rows in row slices without row patterns\n", config, info.nsliced));
+        bad++;
+      }
       if (!b && nat && expect_patterns >= 0 && (info.npatterns > 0) != (expect_patterns > 0)) {
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: diagonal block of %" PetscInt_FMT " rows in the natural order %s row patterns (-expect_patterns %" PetscInt_FMT ")\n", config, m, info.npatterns > 0 ? "reads" : "does not read", expect_patterns));
         bad++;

@@ -97,10 +97,21 @@ for np in $ranks; do
   # an irregular graph overflows the dictionary and keeps its indices; with them off the 16-bit offsets are back
   run "parity lap3d27, row patterns" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 1 -mat_csrk_threads 2
   run "parity elasticity3d, row patterns" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -expect_patterns 1 -mat_csrk_threads 2
-  run "parity lap3d27, one thread: the AIJ loop, no row patterns" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_threads 1
+  run "parity lap3d27, one thread without row slices: the AIJ loop, no row patterns" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_threads 1 -mat_csrk_row_slices 0
+  run "parity lap3d27, one thread: row patterns with row slices, the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 20 -expect_patterns 1 -mat_csrk_threads 1 -tol 0
+  run "parity random, one thread: no row patterns, the AIJ loop" "$np" "$build/tests/parity" -problem random -n 3000 -expect_patterns 0 -mat_csrk_threads 1
   run "parity lap3d7, row patterns, copied" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d7 -n 14 -expect_patterns 1 -mat_csrk_threads 3
   run "parity random, no row patterns" "$np" "$build/tests/parity" -problem random -n 3000 -expect_patterns 0 -mat_csrk_threads 2
   run "parity lap3d27, row patterns off" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_row_patterns 0 -mat_csrk_threads 2
+done
+# row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
+# as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k and layout, value changes
+run_grep "row slices used on a 27-point stencil" "Row slices: .* multiplied a row per vector lane" "$build/tests/parity" -problem lap3d27 -n 16 -kmin 2 -kmax 2 -mat_csrk_threads 2 -info
+for np in $ranks; do
+  run "parity lap3d27, row slices: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 2
+  run "parity lap2d5, row slices, 3 threads: the same bits as aij" "$np" "$build/tests/parity" -problem lap2d5 -n 120 -tol 0 -expect_patterns 1 -mat_csrk_threads 3
+  run "parity lap3d7, row slices off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 2 -mat_csrk_row_slices 0
+  run "state lap3d27, row slices (values rewritten into the interleaved copy)" "$np" "$build/tests/state" -problem lap3d27 -n 14 -mat_csrk_threads 2
 done
 # row patterns hold offsets of any width: entries 40000 from the diagonal, beyond the 16-bit offsets
 run "parity entry 40000 from the diagonal: row patterns" 1 "$build/tests/parity" -problem lap2d5 -n 210 -far 40000 -expect_patterns 1 -mat_csrk_threads 2

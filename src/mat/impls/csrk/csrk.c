@@ -28,6 +28,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->tune     = MAT_CSRK_TUNING_MODEL;
   opt->compress = PETSC_TRUE;
   opt->patterns = PETSC_TRUE;
+  opt->slices   = PETSC_TRUE;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
@@ -40,7 +41,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
    halo exchange (cuda_halo_pinned) is not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
                     a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 
@@ -96,6 +97,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -155,6 +157,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "tuning model\n"));
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
+  if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
@@ -612,6 +615,40 @@ PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveBool(A, patterns, 2);
   MatCSRKSetField(A, patterns, patterns);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetRowSlices - sets whether the CPU kernels multiply runs of rows with one row pattern a row per vector lane
+
+  Logically Collective
+
+  Input Parameters:
++ A      - the matrix, of type `MATCSRK`
+- slices - `PETSC_TRUE` (the default) or `PETSC_FALSE`
+
+  Options Database Key:
+. -mat_csrk_row_slices <bool> - the row slices
+
+  Level: advanced
+
+  Notes:
+  With row patterns in effect (`MatCSRKSetRowPatterns()`), runs of 8 consecutive rows of one super-row with the same
+  pattern (the interior rows along the fastest direction of a structured grid) are multiplied together: entry j of the
+  8 rows is 8 consecutive values times 8 consecutive entries of x, vector operations without indices or gathers, and
+  the 8 sums are independent chains instead of one per row. Their values are stored interleaved in a copy of the
+  matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used when at least half of the
+  rows are in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
+  and additions: results are the same bits as without slices. The widest vector instructions the CPU has (AVX-512,
+  AVX2, or SSE2) are chosen when the library is loaded.
+
+.seealso: `MATCSRK`, `MatCSRKSetRowPatterns()`, `MatCSRKSetIndexCompression()`
+@*/
+PetscErrorCode MatCSRKSetRowSlices(Mat A, PetscBool slices)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveBool(A, slices, 2);
+  MatCSRKSetField(A, slices, slices);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -30,6 +30,7 @@ typedef struct {
   MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
   PetscBool       compress; /* column indices stored as small offsets where they fit */
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
+  PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
@@ -55,6 +56,8 @@ typedef struct {
   CSRKIdx        *patptr;   /* npat+1: pattern p is patoff[patptr[p] .. patptr[p+1]) */
   int32_t        *patoff;   /* column - row of each entry of each distinct pattern */
   PetscInt        npat;
+  PetscScalar    *sval;     /* nnz: the values with the rows of each slice interleaved (csrkslices.c), or NULL */
+  PetscInt        nsliced;  /* rows in slices */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
@@ -147,6 +150,10 @@ typedef struct {
 } MatCSRKRowPatterns;
 PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, MatCSRKRowPatterns *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *);
+/* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
+#define CSRK_SLICE 8
+PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);
+PETSC_INTERN void           MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);

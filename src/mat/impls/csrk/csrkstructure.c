@@ -477,7 +477,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   CSRKIdx          *iperm = NULL;
   PetscLogDouble    t0, to, tf, t1;
   PetscReal         autodist = 0;
-  PetscBool         autorcm  = PETSC_FALSE, compress, patterns;
+  PetscBool         autorcm  = PETSC_FALSE, compress, patterns, onethread;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
@@ -598,10 +598,12 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
      They save bytes, which pays when the threads together are bandwidth-bound; one thread in the natural order runs
      the AIJ loop over the AIJ arrays instead, which measured 5-8 % faster than the offsets there (27-point 100^3,
      docs/performance.md), while a reordered copy gains from them on one thread too */
-  compress = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && (st->perm || st->nthreads > 1));
+  onethread = (PetscBool)(!st->perm && st->nthreads == 1);
+  compress  = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && !onethread);
   /* row patterns replace the indices of either width, under the same conditions: one thread in the natural order keeps
-     the AIJ loop, 0-8 % faster than the pattern loop on one core of either machine (natural 27-point; docs/performance.md) */
-  patterns = (PetscBool)(compress && opt->patterns);
+     the AIJ loop, 0-8 % faster than the pattern loop on one core of either machine (natural 27-point; docs/performance.md),
+     unless the rows make slices, which ran 1.6x the AIJ loop on one core there (checked after the slices are found) */
+  patterns = (PetscBool)(opt->patterns && (compress || (onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
 
   /* arrays touched first by the thread that multiplies with them */
   if (!st->shared) {
@@ -633,7 +635,24 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscCall(PetscFree(iperm));
   st->index_bytes = sizeof(CSRKIdx);
   if (patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj));
-  if (st->rowpat) { /* the patterns replaced the indices */
+  if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
+    if (opt->slices) {
+      PetscCall(PetscMalloc1(st->nnz, &st->sval));
+      PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
+      if (2 * st->nsliced < m) { /* mostly single rows: the values as they are */
+        PetscCall(PetscFree(st->sval));
+        st->nsliced = 0;
+      }
+      PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", st->nsliced, m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
+    }
+    if (onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
+      PetscCall(PetscFree(st->rowpat));
+      PetscCall(PetscFree(st->patptr));
+      PetscCall(PetscFree(st->patoff));
+      st->npat        = 0;
+      st->index_bytes = sizeof(CSRKIdx);
+      PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
+    }
   } else if (compress && st->bw_after <= CSRK_COLOFF_MAX) {
     if (!st->coloff) { /* natural order */
       PetscCall(PetscMalloc1(st->nnz, &st->coloff));
@@ -653,6 +672,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
   if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
   if (st->coloff) st->bytes += (PetscLogDouble)st->nnz * sizeof(int16_t);
+  if (st->sval) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar);
   if (st->rowpat) st->bytes += (PetscLogDouble)m * sizeof(uint16_t) + (PetscLogDouble)(st->npat + 1) * sizeof(CSRKIdx) + (PetscLogDouble)st->patptr[st->npat] * sizeof(int32_t);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -684,6 +704,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
   PetscFunctionBegin;
   if (st->shared) {
     PetscCall(MatCSRKStructureAttach(A, st)); /* the values are the AIJ's own */
+    if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
@@ -717,6 +738,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
       }
     }
   }
+  if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -742,6 +764,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   st->rowpat          = NULL;
   st->patptr          = NULL;
   st->patoff          = NULL;
+  st->sval            = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
     CSRKDup(rowptr, src->m + 1);
@@ -750,6 +773,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   }
   CSRKDup(coloff, src->nnz); /* also next to shared arrays: the offsets are never the AIJ's */
   CSRKDup(rowpat, src->m);
+  CSRKDup(sval, src->nnz);
   CSRKDup(patptr, src->npat + 1);
   if (src->patptr) CSRKDup(patoff, PetscMax(src->patptr[src->npat], 1));
   CSRKDup(srptr, src->nsr + 1);
@@ -775,6 +799,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   }
   PetscCall(PetscFree((*st)->coloff));
   PetscCall(PetscFree((*st)->rowpat));
+  PetscCall(PetscFree((*st)->sval));
   PetscCall(PetscFree((*st)->patptr));
   PetscCall(PetscFree((*st)->patoff));
   PetscCall(PetscFree((*st)->srptr));
@@ -824,6 +849,9 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
       out[DST] = OUT; \
     } \
   } while (0)
+/* The same with row slices (csrkslices.c): rows with patterns never have an output permutation (compression needs the
+   natural order or the renumbered layout), so only z varies */
+#define CSRK_SLICE_ROWS(R0, R1, DST, OUT, UNUSED) MatCSRKSliceRows(st, (R0), (R1), xx, zz, out)
 /* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
 #define CSRK_NEST(ROWS, DST, OUT, ...) \
   do { \
@@ -885,7 +913,8 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
+    if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, r, sum, 0);
+    else if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
     else if (co) CSRK_PLACEMENTS(CSRK_ROWS, 1, int16_t, co);
     else CSRK_PLACEMENTS(CSRK_ROWS, 0, CSRKIdx, cj);
     if (st->ywork) {
