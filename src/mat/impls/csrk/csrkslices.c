@@ -47,8 +47,8 @@ static inline PetscBool CSRKSliceAt(const uint16_t *rowpat, PetscInt r, PetscInt
   return same;
 }
 
-/* the rows of block [r0, r1) into sval: a slice's 8 x nz values transposed (entry j of its rows together), other rows
-   copied; returns the rows in slices */
+/* the rows of block [r0, r1) into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows
+   together), other rows copied; returns the rows in slices */
 static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict val, PetscScalar *restrict sval)
 {
   const CSRKIdx *rp = st->rowptr;
@@ -58,12 +58,14 @@ static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, Pets
     const CSRKIdx q0 = rp[r];
     if (CSRKSliceAt(st->rowpat, r, r1)) {
       const CSRKIdx nz = rp[r + 1] - q0;
-      for (CSRKIdx j = 0; j < nz; j++)
-        for (int l = 0; l < CSRK_SLICE; l++) sval[q0 + CSRK_SLICE * j + l] = val[q0 + l * nz + j];
+      if (sval)
+        for (CSRKIdx j = 0; j < nz; j++)
+          for (int l = 0; l < CSRK_SLICE; l++) sval[q0 + CSRK_SLICE * j + l] = val[q0 + l * nz + j];
       r += CSRK_SLICE;
       nsliced += CSRK_SLICE;
     } else {
-      for (CSRKIdx q = q0; q < rp[r + 1]; q++) sval[q] = val[q];
+      if (sval)
+        for (CSRKIdx q = q0; q < rp[r + 1]; q++) sval[q] = val[q];
       r++;
     }
   }
@@ -72,7 +74,7 @@ static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, Pets
 
 /*
   MatCSRKStructureFillSlices - (re)writes st->sval from st->val, each thread its own rows (the rows it multiplies and
-  first touches); *nsliced: the rows in slices (may be NULL)
+  first touches), or with st->sval NULL only counts; *nsliced: the rows in slices (may be NULL)
 */
 PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nsliced)
 {

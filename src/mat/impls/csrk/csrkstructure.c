@@ -637,13 +637,13 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   if (patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj));
   if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
     if (opt->slices) {
-      PetscCall(PetscMalloc1(st->nnz, &st->sval));
-      PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
-      if (2 * st->nsliced < m) { /* mostly single rows: the values as they are */
-        PetscCall(PetscFree(st->sval));
-        st->nsliced = 0;
+      PetscInt nsliced;
+      PetscCall(MatCSRKStructureFillSlices(st, &nsliced)); /* counted first: used when at least half of the rows are in slices */
+      if (2 * nsliced >= m) {
+        PetscCall(PetscMalloc1(st->nnz, &st->sval));
+        PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
       }
-      PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", st->nsliced, m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
+      PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", nsliced, m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
     }
     if (onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
       PetscCall(PetscFree(st->rowpat));
