@@ -302,7 +302,8 @@ typedef struct {
   PetscInt k, sr, ssr;
 } CSRKSizes;
 
-/* Makes st use the setting c: levels and thread partition (the arrays do not depend on it) */
+/* Makes st use the setting c: levels and thread partition (the arrays do not depend on it, but for the row slices,
+   which never cross a super-row: their interleaved values are written again) */
 static PetscErrorCode CSRKApplySizes(MatCSRKStructure *st, CSRKSizes c, PetscInt ngroups, const PetscInt *groupptr)
 {
   PetscFunctionBegin;
@@ -312,6 +313,7 @@ static PetscErrorCode CSRKApplySizes(MatCSRKStructure *st, CSRKSizes c, PetscInt
   PetscCall(CSRKLevels(st, ngroups, groupptr));
   PetscCall(PetscFree(st->tstart));
   PetscCall(CSRKPartitionThreads(st));
+  if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
