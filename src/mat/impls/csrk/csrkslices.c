@@ -25,8 +25,10 @@
   #pragma GCC optimize("fp-contract=off")
 #endif
 
-/* vector clones where the compiler and loader support them (ifunc): the widest the CPU has is chosen at load time */
-#if defined(__x86_64__) && defined(__ELF__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 6)) && !defined(CSRK_NO_TARGET_CLONES)
+/* vector clones where the compiler and loader support them (GCC, ifunc): the widest the CPU has is chosen at load
+   time. Not with clang: its clones' resolver crashed the ThreadSanitizer build of the race tests at load (clang 14),
+   and clang builds take the baseline vector code */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 6 && !defined(CSRK_NO_TARGET_CLONES)
   #define CSRK_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
   #define CSRK_VECTOR_CLONES
@@ -101,11 +103,8 @@ PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nslice
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-  MatCSRKSliceRows - out[r] = (zz[r] +) row r of A times x for the rows of block [r0, r1) of a structure with row
-  patterns and slices (the natural or renumbered order: out and zz in the structure's row order, x its columns)
-*/
-CSRK_VECTOR_CLONES void MatCSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+/* the kernel, in vector clones where they are built */
+CSRK_VECTOR_CLONES static void CSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
   const uint16_t *restrict    rowpat = st->rowpat;
   const CSRKIdx *restrict     pp = st->patptr, *restrict rp = st->rowptr;
@@ -156,4 +155,13 @@ CSRK_VECTOR_CLONES void MatCSRKSliceRows(const MatCSRKStructure *st, PetscInt r0
       r++;
     }
   }
+}
+
+/*
+  MatCSRKSliceRows - out[r] = (zz[r] +) row r of A times x for the rows of block [r0, r1) of a structure with row
+  patterns and slices (the natural or renumbered order: out and zz in the structure's row order, x its columns)
+*/
+void MatCSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *xx, const PetscScalar *zz, PetscScalar *out)
+{
+  CSRKSliceRows(st, r0, r1, xx, zz, out);
 }
