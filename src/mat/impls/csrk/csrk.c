@@ -157,8 +157,8 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "tuning model\n"));
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
-  if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
+  if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
@@ -639,8 +639,8 @@ PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
   the 8 sums are independent chains instead of one per row. Their values are stored interleaved in a copy of the
   matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used when at least half of the
   rows are in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
-  and additions: results are the same bits as without slices. The widest vector instructions the CPU has (AVX-512,
-  AVX2, or SSE2) are chosen when the library is loaded.
+  and additions: results are the same bits as without slices. In a GCC build the widest vector instructions the CPU
+  has (AVX-512, AVX2, or SSE2) are chosen when the library is loaded.
 
 .seealso: `MATCSRK`, `MatCSRKSetRowPatterns()`, `MatCSRKSetIndexCompression()`
 @*/
