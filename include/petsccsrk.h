@@ -158,6 +158,7 @@ typedef struct {
   PetscInt        index_bytes; /* bytes per column index read by the CPU kernels: 0 (row patterns), 2 (16-bit offsets) or 4 (max over ranks) */
   PetscInt        npatterns;   /* distinct rows in the row-pattern dictionary, 0 when the kernels read indices (max over ranks) */
   PetscInt        nsliced;     /* rows multiplied in row slices, a row per vector lane (MatCSRKSetRowSlices(); sum over ranks) */
+  PetscInt        nnoderows;   /* rows multiplied in row nodes of two or more (MatCSRKSetRowNodes(); sum over ranks) */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);
@@ -175,6 +176,7 @@ PETSC_EXTERN PetscErrorCode MatCSRKGetTuning(Mat, MatCSRKTuning *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowSlices(Mat, PetscBool);
+PETSC_EXTERN PetscErrorCode MatCSRKSetRowNodes(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);

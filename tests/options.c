@@ -2,30 +2,38 @@ static const char help[] = "A matrix made the usual way (MatCreate, MatSetFromOp
                            "-mat_csrk_* options reach it (and -help lists them), the products agree, and MatCSRKGetInfo() tells the\n"
                            "tuning in effect.\n"
                            "  -n <n>                  2D Laplacian on an n x n grid (default 40)\n"
+                           "  -dof <d>                d unknowns per grid point, coupled (default 1)\n"
                            "  -set_tuning <model|search>  also call MatCSRKSetTuning() after MatSetFromOptions()\n"
                            "  -expect_tuning <model|search>  fail unless the structure in effect was tuned this way\n";
 
 #include <petsccsrk.h>
 
-/* 5-point Laplacian on an n x n grid, rows of this rank, into A (already typed and sized) */
-static PetscErrorCode Fill(Mat A, PetscInt n)
+/* 5-point Laplacian on an n x n grid with dof unknowns per point (each coupled to every unknown of the point and its
+   neighbours: rows of one point share their columns), rows of this rank, into A (already typed and sized) */
+static PetscErrorCode Fill(Mat A, PetscInt n, PetscInt dof)
 {
   PetscInt rstart, rend;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJSetPreallocation(A, 5, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(A, 5, NULL, 2, NULL));
+  PetscCall(MatSeqAIJSetPreallocation(A, 5 * dof, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(A, 5 * dof, NULL, 2 * dof, NULL));
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
-  for (PetscInt r = rstart; r < rend; r++) {
-    const PetscInt i = r / n, j = r % n;
-    PetscInt       cols[5], nc = 0;
-    PetscScalar    vals[5];
-    if (i > 0) cols[nc] = r - n, vals[nc++] = -1.0;
-    if (j > 0) cols[nc] = r - 1, vals[nc++] = -1.0;
-    cols[nc] = r, vals[nc++] = 4.0 + (PetscScalar)(r % 3) / 10;
-    if (j < n - 1) cols[nc] = r + 1, vals[nc++] = -1.0;
-    if (i < n - 1) cols[nc] = r + n, vals[nc++] = -1.0;
-    PetscCall(MatSetValues(A, 1, &r, nc, cols, vals, INSERT_VALUES));
+  for (PetscInt row = rstart; row < rend; row++) {
+    const PetscInt r = row / dof, a = row % dof, i = r / n, j = r % n;
+    PetscInt       pts[5], np = 0, cols[5 * 8], nc = 0;
+    PetscScalar    vals[5 * 8];
+    if (i > 0) pts[np++] = r - n;
+    if (j > 0) pts[np++] = r - 1;
+    pts[np++] = r;
+    if (j < n - 1) pts[np++] = r + 1;
+    if (i < n - 1) pts[np++] = r + n;
+    for (PetscInt p = 0; p < np; p++)
+      for (PetscInt b = 0; b < dof; b++) {
+        cols[nc] = pts[p] * dof + b;
+        if (pts[p] == r) vals[nc++] = a == b ? 4.0 + (PetscScalar)(r % 3) / 10 : 0.25;
+        else vals[nc++] = a == b ? -1.0 : -0.125;
+      }
+    PetscCall(MatSetValues(A, 1, &row, nc, cols, vals, INSERT_VALUES));
   }
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
@@ -36,7 +44,7 @@ int main(int argc, char **argv)
 {
   Mat           A, B;
   Vec           x, y, z;
-  PetscInt      n = 40;
+  PetscInt      n = 40, dof = 1;
   PetscReal     err, nrm;
   PetscBool     set, iscsrk;
   PetscEnum     e;
@@ -47,17 +55,19 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-dof", &dof, NULL));
+  PetscCheck(dof >= 1 && dof <= 8, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dof must be 1 to 8");
 
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
-  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n, n * n));
+  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n * dof, n * n * dof));
   PetscCall(MatSetFromOptions(A));
   PetscCall(PetscOptionsGetEnum(NULL, NULL, "-set_tuning", MatCSRKTunings, &e, &set));
   if (set) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)e));
-  PetscCall(Fill(A, n));
+  PetscCall(Fill(A, n, dof));
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
-  PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, n * n, n * n));
+  PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, n * n * dof, n * n * dof));
   PetscCall(MatSetType(B, MATAIJ));
-  PetscCall(Fill(B, n));
+  PetscCall(Fill(B, n, dof));
 
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecDuplicate(y, &z));

@@ -1,7 +1,8 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
-                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw> -n <n>\n"
+                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
-                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse>: the reference type; -transpose 0: skip the transposes\n"
+                           "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse|csrk>: the reference type; -transpose 0: skip the transposes\n"
+                           "  -ref_row_nodes <bool>: row nodes of a csrk reference; -ordering <name>: only that ordering\n"
                            "  -ref_vectors: vectors of the reference type (default: of the tested type, so a GPU type runs on the device)\n"
                            "  -far <d>: also entries (i, i+d) and (i+d, i) for the first row i of each process, d from the diagonal\n"
                            "  -expect_natural_index_bytes <2|4>: the column index width every natural-order configuration must have\n"
@@ -9,7 +10,8 @@ static const char help[] = "MatMult family of csrk against aij, for every orderi
                            "  exactly when -mat_csrk_compress_indices is on (default) and the stored columns are the rows' own numbering\n"
                            "  (natural ordering or renumbered layout) within 32767 of the diagonal, else 4; or row patterns (0 bytes)\n"
                            "  where -mat_csrk_row_patterns is on too (default) and the offsets would be allowed but for the bandwidth\n"
-                           "  -expect_patterns <0|1>: whether every natural-order configuration must read row patterns\n";
+                           "  -expect_patterns <0|1>: whether every natural-order configuration must read row patterns\n"
+                           "  -expect_nodes <0|1>: whether every natural-order configuration must multiply row nodes (one thread)\n";
 
 #include <petsccsrk.h>
 #include "testutil.h"
@@ -190,7 +192,7 @@ done:
 
 /* The column index width of every block of C (the diagonal and off-diagonal blocks of an MPI matrix) against the
    rule; natural > 0: also the width of the whole matrix (MatCSRKGetInfo(): maximum over the diagonal blocks) */
-static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patterns, PetscInt natural, PetscInt expect_patterns, const char *config, PetscInt *nfail)
+static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patterns, PetscInt natural, PetscInt expect_patterns, PetscInt expect_nodes, const char *config, PetscInt *nfail)
 {
   Mat         blk[2] = {NULL, NULL};
   PetscMPIInt size;
@@ -218,6 +220,14 @@ static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patte
       if (compress && patterns && nat && info.nthreads == 1 && info.nsliced > 0) expect = 0;
       if (info.nsliced > 0 && !(patterns && info.npatterns > 0)) {
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %" PetscInt_FMT " rows in row slices without row patterns\n", config, info.nsliced));
+        bad++;
+      }
+      if (info.nnoderows > 0 && !(nat && info.nthreads == 1 && info.index_bytes == 4)) {
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %" PetscInt_FMT " rows in row nodes with %" PetscInt_FMT " threads, %" PetscInt_FMT "-byte indices, ordering %s\n", config, info.nnoderows, info.nthreads, info.index_bytes, MatCSRKOrderings[info.ordering]));
+        bad++;
+      }
+      if (!b && nat && expect_nodes >= 0 && (info.nnoderows > 0) != (expect_nodes > 0)) {
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: diagonal block of %" PetscInt_FMT " rows in the natural order %s row nodes (-expect_nodes %" PetscInt_FMT ")\n", config, m, info.nnoderows > 0 ? "has" : "has no", expect_nodes));
         bad++;
       }
       if (!b && nat && expect_patterns >= 0 && (info.npatterns > 0) != (expect_patterns > 0)) {
@@ -267,9 +277,10 @@ int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0, expect_patterns = -1;
+  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
   PetscReal tol = 1e-12;
-  PetscBool hasfile, compress = PETSC_TRUE, patterns = PETSC_TRUE, cpu;
+  PetscBool hasfile, compress = PETSC_TRUE, patterns = PETSC_TRUE, cpu, ref_nodes = PETSC_TRUE, set_ref_nodes, set_ordering;
+  PetscEnum only = (PetscEnum)0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -289,6 +300,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_compress_indices", &compress, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_row_patterns", &patterns, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_patterns", &expect_patterns, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_nodes", &expect_nodes, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-ref_row_nodes", &ref_nodes, &set_ref_nodes));
+  PetscCall(PetscOptionsGetEnum(NULL, NULL, "-ordering", MatCSRKOrderings, &only, &set_ordering));
   cpu = (PetscBool)!strstr(ctype, "cuda"); /* the GPU types keep 32-bit columns for the CPU kernels */
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
@@ -300,8 +314,10 @@ int main(int argc, char **argv)
   }
   if (far > 0) PetscCall(AddFarEntries(A, far));
   PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));
+  if (set_ref_nodes) PetscCall(MatCSRKSetRowNodes(A, ref_nodes)); /* a CSR-k reference (-rtype) with or without row nodes */
 
   for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
+    if (!set_ordering || o == (PetscInt)only)
     for (PetscInt k = kmin; k <= kmax; k++)
       for (PetscInt l = 0; l <= MAT_CSRK_LAYOUT_ROWPERM; l++) {
         char config[128];
@@ -316,7 +332,7 @@ int main(int argc, char **argv)
         PetscCall(MatCSRKSetLevels(C, k));
         PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
         PetscCall(CheckProducts(A, C, config, tol, &nfail));
-        if (cpu) PetscCall(CheckIndexBytes(C, compress, patterns, natural, expect_patterns, config, &nfail));
+        if (cpu) PetscCall(CheckIndexBytes(C, compress, patterns, natural, expect_patterns, expect_nodes, config, &nfail));
         nconf++;
         PetscCall(MatDestroy(&C));
       }

@@ -113,6 +113,19 @@ for np in $ranks; do
   run "parity lap3d7, row slices off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 2 -mat_csrk_row_slices 0
   run "state lap3d27, row slices (values rewritten into the interleaved copy)" "$np" "$build/tests/state" -problem lap3d27 -n 14 -mat_csrk_threads 2
 done
+# row nodes: one thread in the natural order over 32-bit columns multiplies consecutive rows with one column list
+# together (runs of 1 to 7 rows: every node size, and runs split at 5); each row summed in its order, so the same bits
+# as csrk without nodes (-tol 0), and within 1e-12 of aij (its inode kernel pairs the entries) in every configuration
+run_grep "row nodes used on one thread" "Row nodes: .* multiplied together" "$build/tests/parity" -problem randnodes -n 2000 -ordering natural -mat_csrk_threads 1 -info
+for np in $ranks; do
+  run "parity randnodes, one thread, row nodes: the same bits as without" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
+  run "parity randnodes, one thread: every ordering against aij" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -expect_nodes 1
+  run "parity elasticity3d, one thread: row nodes" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -mat_csrk_threads 1 -expect_nodes 1
+  run "parity randnodes, row nodes off" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -mat_csrk_row_nodes 0 -ordering natural -expect_nodes 0
+  run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -problem elasticity3d -n 6 -mat_csrk_threads 1
+done
+run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0
+run "parity lap3d27, one thread: row slices, not nodes" 1 "$build/tests/parity" -problem lap3d27 -n 12 -mat_csrk_threads 1 -ordering natural -expect_nodes 0 -expect_patterns 1
 # row patterns hold offsets of any width: entries 40000 from the diagonal, beyond the 16-bit offsets
 run "parity entry 40000 from the diagonal: row patterns" 1 "$build/tests/parity" -problem lap2d5 -n 210 -far 40000 -expect_patterns 1 -mat_csrk_threads 2
 # 16-bit offsets at their limit: an entry 32767 from the diagonal fits, 32768 does not (natural order then keeps
@@ -191,6 +204,7 @@ run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16
 run_grep "one thread, natural order, no row slices: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_csrk_row_slices 0 -mat_view ::ascii_info
 run_grep "two threads, row patterns without slices: reported as patterns by -mat_view ::ascii_info" "column indices: row patterns" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_slices 0 -mat_view ::ascii_info
 run_grep "one thread, natural order: row slices, reported by -mat_view ::ascii_info" "row slices: .* rows multiplied 8 at a time" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
+run_grep "one thread, natural order, 3 unknowns per point: row nodes, reported by -mat_view ::ascii_info" "row nodes: 4800 rows in nodes of up to 5 rows" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 # ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept

@@ -19,7 +19,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "refresh and CG+Jacobi costs, GFLOP/s, modelled GB/s, fraction of STREAM triad, speedup over aij.\n"
                            "Input (several allowed, comma separated; default -problem lap3d7):\n"
                            "  -f <file>[,<file>...]   Matrix Market (.mtx, .mtx.gz) or PETSc binary (told apart by the content)\n"
-                           "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw>[,...]  generated problems\n"
+                           "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes>[,...]  generated problems\n"
                            "  -n <n>[,<n>...]         their sizes (one for all or one each; defaults: lap2d5 1024, lap3d7 100,\n"
                            "                          lap3d27 64, elasticity3d 40, random/randrect/powerlaw 1000000)\n"
                            "  -permute <seed>         random symmetric renumbering P A P^T of every matrix first\n"
@@ -32,6 +32,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          compress=<0|1> (column offsets where they fit),\n"
                            "                          patterns=<0|1> (row patterns where the rows allow: CPU, GPU sliced kernel),\n"
                            "                          slices=<0|1> (with row patterns, runs of 8 rows a row per vector lane: CPU),\n"
+                           "                          nodes=<0|1> (one thread, natural order: rows with one column list together: CPU),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
                            "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse|merge> width=<lanes per row>\n"
                            "                          pinned_halo=<0|1> (MPI: own halo exchange through pinned buffers, or VecScatter))\n"
@@ -68,8 +69,8 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune, set_comp, set_pat, set_slices, set_halo;
-  PetscInt        k, sr, ssr, threads, width, compress, patterns, slices, pinned_halo;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune, set_comp, set_pat, set_slices, set_nodes, set_halo;
+  PetscInt        k, sr, ssr, threads, width, compress, patterns, slices, nodes, pinned_halo;
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
@@ -173,13 +174,16 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "slices")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->slices));
       e->set_slices = PETSC_TRUE;
+    } else if (!strcmp(tok, "nodes")) {
+      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->nodes));
+      e->set_nodes = PETSC_TRUE;
     } else if (!strcmp(tok, "pinned_halo")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->pinned_halo));
       e->set_halo = PETSC_TRUE;
     } else if (!strcmp(tok, "width")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 32, &e->width));
       e->set_kern = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, patterns, slices, kernel, width, pinned_halo)", str, tok);
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, patterns, slices, nodes, kernel, width, pinned_halo)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -363,6 +367,7 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_comp) PetscCall(MatCSRKSetIndexCompression(C, (PetscBool)e->compress));
   if (e->set_pat) PetscCall(MatCSRKSetRowPatterns(C, (PetscBool)e->patterns));
   if (e->set_slices) PetscCall(MatCSRKSetRowSlices(C, (PetscBool)e->slices));
+  if (e->set_nodes) PetscCall(MatCSRKSetRowNodes(C, (PetscBool)e->nodes));
   if (e->set_halo) PetscCall(MatCSRKSetCUDAPinnedHalo(C, (PetscBool)e->pinned_halo));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;

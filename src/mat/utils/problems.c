@@ -3,7 +3,7 @@
 */
 #include <petsccsrk.h>
 
-const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "powerlaw", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
+const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "powerlaw", "randnodes", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
 
 /* Stencil operator on an n^d grid: the stencil's neighbours (|offsets| <= 1 per dimension, restricted to 'shape') */
 static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, PetscBool full, PetscInt bs, Mat *A)
@@ -150,6 +150,55 @@ static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscI
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Random square matrix whose rows come in runs of 1 to 7 with one column list (inodes of every size, and runs longer
+   than the 5 rows of a node): a run has up to 2*avg random columns plus the diagonal entries of all its rows, each row
+   its own values with a dominant diagonal. Runs end at the process's last row. */
+static PetscErrorCode CreateRandomNodes(MPI_Comm comm, PetscInt n, PetscInt avg, PetscInt seed, Mat *A)
+{
+  PetscRandom  rnd;
+  PetscInt     rstart, rend, *cols, maxlen = 2 * avg + 7;
+  PetscScalar *vals;
+  PetscMPIInt  rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, (unsigned long)(seed * 7919 + rank)));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(*A, MATAIJ));
+  PetscCall(MatSeqAIJSetPreallocation(*A, PetscMin(maxlen, n), NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, PetscMin(maxlen, n), NULL, PetscMin(maxlen, n), NULL));
+  PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
+  PetscCall(PetscMalloc2(maxlen, &cols, maxlen, &vals));
+  for (PetscInt r0 = rstart, s; r0 < rend; r0 += s) {
+    PetscReal u;
+    PetscInt  len;
+    PetscCall(PetscRandomGetValueReal(rnd, &u));
+    s = PetscMin(rend - r0, 1 + (PetscInt)(u * 7));
+    PetscCall(PetscRandomGetValueReal(rnd, &u));
+    len = (PetscInt)(u * 2 * avg);
+    for (PetscInt q = 0; q < len; q++) {
+      PetscCall(PetscRandomGetValueReal(rnd, &u));
+      cols[q] = PetscMin(n - 1, (PetscInt)(u * n));
+    }
+    for (PetscInt l = 0; l < s; l++) cols[len + l] = r0 + l;
+    for (PetscInt r = r0; r < r0 + s; r++) {
+      for (PetscInt q = 0; q < len + s; q++) {
+        PetscCall(PetscRandomGetValueReal(rnd, &u));
+        vals[q] = cols[q] == r ? (PetscScalar)(4 * avg + 8) : (PetscScalar)(u - 0.5);
+      }
+      PetscCall(MatSetValues(*A, 1, &r, len + s, cols, vals, ADD_VALUES));
+    }
+  }
+  PetscCall(PetscFree2(cols, vals));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*@C
   MatCSRKCreateProblem - creates an assembled `MATAIJ` test or benchmark matrix
 
@@ -159,7 +208,8 @@ static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscI
 + comm - the communicator
 . name - "lap2d5" (n^2 grid, 5-point), "lap3d7" (n^3, 7-point), "lap3d27" (n^3, 27-point), "elasticity3d" (n^3 nodes,
          27-point, block size 3), "random" (n x n random sparse, with empty rows and a dense row), "randrect" (n x (n/2+3) random),
-         "powerlaw" (n x n, power-law row lengths: at least 3 entries, exponent 2.5, up to n/8, random columns)
+         "powerlaw" (n x n, power-law row lengths: at least 3 entries, exponent 2.5, up to n/8, random columns),
+         "randnodes" (n x n random, rows in runs of 1 to 7 with one column list: inodes of every size)
 . n    - grid points per dimension, or rows for the random matrices
 - seed - seed of the random matrices
 
@@ -202,7 +252,11 @@ PetscErrorCode MatCSRKCreateProblem(MPI_Comm comm, const char name[], PetscInt n
     PetscCall(PetscStrcmp(name, "powerlaw", &flg));
     if (flg) PetscCall(CreateRandom(comm, n, n, 3, 2.5, seed, A));
   }
-  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect or powerlaw", name);
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "randnodes", &flg));
+    if (flg) PetscCall(CreateRandomNodes(comm, n, 6, seed, A));
+  }
+  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect, powerlaw or randnodes", name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

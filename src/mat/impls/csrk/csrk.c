@@ -29,6 +29,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->compress = PETSC_TRUE;
   opt->patterns = PETSC_TRUE;
   opt->slices   = PETSC_TRUE;
+  opt->nodes    = PETSC_TRUE;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
@@ -41,7 +42,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
    halo exchange (cuda_halo_pinned) is not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
                     a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
 }
 
@@ -98,6 +99,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread in the natural order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -159,6 +161,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
+  if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
@@ -649,6 +652,37 @@ PetscErrorCode MatCSRKSetRowSlices(Mat A, PetscBool slices)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveBool(A, slices, 2);
   MatCSRKSetField(A, slices, slices);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetRowNodes - sets whether one thread in the natural order multiplies consecutive rows with one column list together
+
+  Logically Collective
+
+  Input Parameters:
++ A     - the matrix, of type `MATCSRK`
+- nodes - `PETSC_TRUE` (the default) or `PETSC_FALSE`
+
+  Options Database Key:
+. -mat_csrk_row_nodes <bool> - the row nodes
+
+  Level: advanced
+
+  Notes:
+  Applies where the CPU kernel runs one thread over 32-bit column indices in the natural order (one OpenMP thread, no
+  row patterns or slices): consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a
+  vector PDE, as PETSc's inodes), are multiplied together, each column index and entry of x loaded once for all of
+  them. Used when at least half of the rows are in nodes of two or more; `-info` tells how many. Each row is still
+  summed in its own order with separate multiplies and additions: results are the same bits as without nodes.
+
+.seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetNumThreads()`, `MatCSRKGetInfo()`
+@*/
+PetscErrorCode MatCSRKSetRowNodes(Mat A, PetscBool nodes)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveBool(A, nodes, 2);
+  MatCSRKSetField(A, nodes, nodes);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

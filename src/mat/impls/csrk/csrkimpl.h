@@ -31,6 +31,7 @@ typedef struct {
   PetscBool       compress; /* column indices stored as small offsets where they fit */
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
   PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
+  PetscBool       nodes;    /* one thread, natural order: consecutive rows with one column list multiplied together (CPU) */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
@@ -58,6 +59,8 @@ typedef struct {
   PetscInt        npat;
   PetscScalar    *sval;     /* nnz: the values with the rows of each slice interleaved (csrkslices.c), or NULL */
   PetscInt        nsliced;  /* rows in slices */
+  uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
+  PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
@@ -154,6 +157,10 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *
 #define CSRK_SLICE 8
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);
 PETSC_INTERN void           MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
+/* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
+#define CSRK_NODE_MAX 5
+PETSC_INTERN PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *, PetscInt *);
+PETSC_INTERN void           MatCSRKNodeRows(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);

@@ -665,6 +665,12 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   } else if (compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
   else if (opt->compress && !opt->gpu && !st->perm) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
   else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: the rowperm layout stores the user's column numbers\n"));
+  /* one thread over 32-bit columns in the natural order: rows with one column list multiplied together (csrknodes.c) */
+  if (onethread && opt->nodes && !opt->gpu && st->colidx && !st->rowpat) {
+    PetscInt nnoderows;
+    PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
+    PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
+  }
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
@@ -675,6 +681,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
   if (st->coloff) st->bytes += (PetscLogDouble)st->nnz * sizeof(int16_t);
   if (st->sval) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar);
+  if (st->nodesz) st->bytes += (PetscLogDouble)st->nnodes;
   if (st->rowpat) st->bytes += (PetscLogDouble)m * sizeof(uint16_t) + (PetscLogDouble)(st->npat + 1) * sizeof(CSRKIdx) + (PetscLogDouble)st->patptr[st->npat] * sizeof(int32_t);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -767,6 +774,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   st->patptr          = NULL;
   st->patoff          = NULL;
   st->sval            = NULL;
+  st->nodesz          = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
     CSRKDup(rowptr, src->m + 1);
@@ -778,6 +786,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   CSRKDup(sval, src->nnz);
   CSRKDup(patptr, src->npat + 1);
   if (src->patptr) CSRKDup(patoff, PetscMax(src->patptr[src->npat], 1));
+  CSRKDup(nodesz, src->nnodes);
   CSRKDup(srptr, src->nsr + 1);
   CSRKDup(ssrptr, src->nssr + 1);
   CSRKDup(perm, src->m);
@@ -802,6 +811,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->coloff));
   PetscCall(PetscFree((*st)->rowpat));
   PetscCall(PetscFree((*st)->sval));
+  PetscCall(PetscFree((*st)->nodesz));
   PetscCall(PetscFree((*st)->patptr));
   PetscCall(PetscFree((*st)->patoff));
   PetscCall(PetscFree((*st)->srptr));
@@ -915,7 +925,8 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, r, sum, 0);
+    if (st->nodesz) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
+    else if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, r, sum, 0);
     else if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
     else if (co) CSRK_PLACEMENTS(CSRK_ROWS, 1, int16_t, co);
     else CSRK_PLACEMENTS(CSRK_ROWS, 0, CSRKIdx, cj);

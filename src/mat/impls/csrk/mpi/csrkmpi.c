@@ -98,7 +98,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   Mat            Ad;
   MatCSRKInfo    loc;
   PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[6], isum[3];
+  PetscInt       imax[6], isum[4];
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
@@ -114,6 +114,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   isum[0] = loc.nsr;
   isum[1] = loc.nssr;
   isum[2] = loc.nsliced;
+  isum[3] = loc.nnoderows;
   dmax[0] = loc.build_time;
   dsum[0] = loc.bytes;
   {
@@ -127,7 +128,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
     }
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 6, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 3, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 4, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
   info->bw_before  = imax[0];
@@ -139,6 +140,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   info->nsr        = isum[0];
   info->nssr       = isum[1];
   info->nsliced    = isum[2];
+  info->nnoderows  = isum[3];
   info->build_time = dmax[0];
   info->bytes      = dsum[0];
   PetscFunctionReturn(PETSC_SUCCESS);

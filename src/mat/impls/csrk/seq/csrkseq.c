@@ -161,6 +161,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->index_bytes = st->index_bytes;
     info->npatterns   = st->rowpat ? st->npat : 0;
     info->nsliced     = st->sval ? st->nsliced : 0;
+    info->nnoderows   = st->nodesz ? st->nnoderows : 0;
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
