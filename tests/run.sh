@@ -122,7 +122,7 @@ for np in $ranks; do
   run "parity randnodes, one thread: every ordering against aij" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -expect_nodes 1
   run "parity elasticity3d, one thread: row nodes" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -mat_csrk_threads 1 -expect_nodes 1
   run "parity randnodes, row nodes off" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -mat_csrk_row_nodes 0 -ordering natural -expect_nodes 0
-  run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -problem elasticity3d -n 6 -mat_csrk_threads 1
+  run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -problem elasticity3d -n 7 -mat_csrk_threads 1
 done
 run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0
 run "parity lap3d27, one thread: row slices, not nodes" 1 "$build/tests/parity" -problem lap3d27 -n 12 -mat_csrk_threads 1 -ordering natural -expect_nodes 0 -expect_patterns 1
