@@ -113,13 +113,16 @@ for np in $ranks; do
   run "parity lap3d7, row slices off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 2 -mat_csrk_row_slices 0
   run "state lap3d27, row slices (values rewritten into the interleaved copy)" "$np" "$build/tests/state" -problem lap3d27 -n 14 -mat_csrk_threads 2
 done
-# row nodes: one thread in the natural order over 32-bit columns multiplies consecutive rows with one column list
-# together (runs of 1 to 7 rows: every node size, and runs split at 5); each row summed in its order, so the same bits
-# as csrk without nodes (-tol 0), and within 1e-12 of aij (its inode kernel pairs the entries) in every configuration
+# row nodes: one thread over column indices with rows in their own order (natural, renumbered copies) multiplies
+# consecutive rows with one column list together (runs of 1 to 7 rows: every node size, and runs split at 5); each row
+# summed in its order, so the same bits as csrk without nodes in the same internal order (-tol 0), and within 1e-12 of
+# aij (its inode kernel pairs the entries) in every configuration
 run_grep "row nodes used on one thread" "Row nodes: .* multiplied together" "$build/tests/parity" -problem randnodes -n 2000 -ordering natural -mat_csrk_threads 1 -info
+run_grep "row nodes on a reordered copy with 16-bit offsets" "Row nodes: .* multiplied together" "$build/tests/parity" -problem elasticity3d -n 8 -permute 1 -ordering rcm -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
 for np in $ranks; do
   run "parity randnodes, one thread, row nodes: the same bits as without" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
   run "parity randnodes, one thread: every ordering against aij" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -expect_nodes 1
+  run "parity permuted elasticity3d, one thread, reordered copies with row nodes: the same bits as without" "$np" "$build/tests/parity" -problem elasticity3d -n 8 -permute 1 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -tol 0
   run "parity elasticity3d, one thread: row nodes" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -mat_csrk_threads 1 -expect_nodes 1
   run "parity randnodes, row nodes off" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -mat_csrk_row_nodes 0 -ordering natural -expect_nodes 0
   run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -problem elasticity3d -n 7 -mat_csrk_threads 1

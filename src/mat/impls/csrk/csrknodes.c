@@ -23,30 +23,35 @@
 
 #define CSRK_NODE_AHEAD 4
 
-/* whether rows r and s have the same column list */
-static inline PetscBool CSRKSameColumns(const CSRKIdx *rp, const CSRKIdx *cj, PetscInt r, PetscInt s)
+/* whether rows r and s > r have the same column list: 32-bit columns, or 16-bit offsets from the row (row s's are
+   row r's minus s - r) */
+static inline PetscBool CSRKSameColumns(const MatCSRKStructure *st, PetscInt r, PetscInt s)
 {
-  const CSRKIdx nz = rp[r + 1] - rp[r];
-  return (PetscBool)(rp[s + 1] - rp[s] == nz && !memcmp(cj + rp[r], cj + rp[s], sizeof(CSRKIdx) * (size_t)nz));
+  const CSRKIdx *rp = st->rowptr, nz = rp[r + 1] - rp[r];
+  if (rp[s + 1] - rp[s] != nz) return PETSC_FALSE;
+  if (st->colidx) return (PetscBool)!memcmp(st->colidx + rp[r], st->colidx + rp[s], sizeof(CSRKIdx) * (size_t)nz);
+  for (CSRKIdx j = 0; j < nz; j++)
+    if (st->coloff[rp[r] + j] != st->coloff[rp[s] + j] + (s - r)) return PETSC_FALSE;
+  return PETSC_TRUE;
 }
 
 /*
-  MatCSRKStructureFindNodes - groups the rows of a one-thread structure with 32-bit columns into nodes of up to
-  CSRK_NODE_MAX consecutive rows with one column list; kept (st->nodesz) when at least half of the rows are in nodes of
-  two or more. *nnoderows: those rows, whether kept or not.
+  MatCSRKStructureFindNodes - groups the rows of a one-thread structure with column indices (32-bit or 16-bit offsets)
+  whose rows are stored in their own order (natural order or renumbered layout) into nodes of up to CSRK_NODE_MAX
+  consecutive rows with one column list; kept (st->nodesz) when at least half of the rows are in nodes of two or more.
+  *nnoderows: those rows, whether kept or not.
 */
 PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnoderows)
 {
-  const CSRKIdx *rp = st->rowptr, *cj = st->colidx;
-  uint8_t       *size;
-  PetscInt       nnodes = 0, nrows = 0;
+  uint8_t *size;
+  PetscInt nnodes = 0, nrows = 0;
 
   PetscFunctionBegin;
-  PetscCheck(st->nthreads == 1 && cj && !st->rowpat && !st->perm, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row nodes need one thread, the natural order and 32-bit columns");
+  PetscCheck(st->nthreads == 1 && (st->colidx || st->coloff) && !st->rowpat && (!st->perm || st->ywork), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row nodes need one thread, column indices and rows in their own order");
   PetscCall(PetscMalloc1(st->m, &size));
   for (PetscInt r = 0; r < st->m;) {
     PetscInt s = 1;
-    while (s < CSRK_NODE_MAX && r + s < st->m && CSRKSameColumns(rp, cj, r, r + s)) s++;
+    while (s < CSRK_NODE_MAX && r + s < st->m && CSRKSameColumns(st, r, r + s)) s++;
     size[nnodes++] = (uint8_t)s;
     if (s > 1) nrows += s;
     r += s;
@@ -62,58 +67,70 @@ PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnodero
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the S rows of a node: entry j of row l is v[l * nz + j] (the rows are consecutive, nz entries each) */
-static inline __attribute__((always_inline)) void CSRKNode(int S, CSRKIdx nz, const CSRKIdx *restrict c, const PetscScalar *restrict v, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
-{
-  PetscScalar sum[CSRK_NODE_MAX] = {0};
-  for (CSRKIdx j = 0; j < nz; j++) {
-    const PetscScalar xj = xx[c[j]];
-    for (int l = 0; l < S; l++) sum[l] += v[l * nz + j] * xj;
-  }
-  for (int l = 0; l < S; l++) out[l] = zz ? zz[l] + sum[l] : sum[l];
-}
+/* the S rows of a node: entry j of row l is v[l * nz + j] (the rows are consecutive, nz entries each), its column
+   ix[j] of xr (xr = x and 32-bit columns, or x + the node's first row and its 16-bit offsets) */
+#define CSRK_NODE(S, ITYPE) \
+  do { \
+    const ITYPE *restrict ix     = (const ITYPE *)idx + q0; \
+    PetscScalar           sum[S] = {0}; \
+    for (CSRKIdx j = 0; j < nz; j++) { \
+      const PetscScalar xj = xr[ix[j]]; \
+      for (int l = 0; l < (S); l++) sum[l] += v[l * nz + j] * xj; \
+    } \
+    for (int l = 0; l < (S); l++) out[r + l] = zz ? zz[r + l] + sum[l] : sum[l]; \
+  } while (0)
+
+/* the loop over the nodes with the index type ITYPE, prefetching the node CSRK_NODE_AHEAD ahead: the indices of its
+   first row and the values of all its rows */
+#define CSRK_NODE_LOOP(ITYPE, XSTEP) \
+  do { \
+    const ITYPE *restrict ci = (const ITYPE *)idx; \
+    for (PetscInt i = 0; i < nn; i++) { \
+      const int                   S  = ns[i]; \
+      const CSRKIdx               q0 = rp[r], nz = rp[r + 1] - q0; \
+      const PetscScalar *restrict v  = va + q0, *restrict xr = xx + (XSTEP) * r; \
+      if (i + CSRK_NODE_AHEAD < nn) { \
+        const CSRKIdx qa = rp[ra], qe = rp[ra + 1], ve = rp[ra + ns[i + CSRK_NODE_AHEAD]]; \
+        for (CSRKIdx q = qa; q < qe; q += 64 / (int)sizeof(ITYPE)) __builtin_prefetch(ci + q); \
+        if (qe > qa) __builtin_prefetch(ci + qe - 1); \
+        for (CSRKIdx q = qa; q < ve; q += 64 / (int)sizeof(PetscScalar)) __builtin_prefetch(va + q); \
+        if (ve > qa) __builtin_prefetch(va + ve - 1); \
+        ra += ns[i + CSRK_NODE_AHEAD]; \
+      } \
+      switch (S) { \
+      case 1: \
+        CSRK_NODE(1, ITYPE); \
+        break; \
+      case 2: \
+        CSRK_NODE(2, ITYPE); \
+        break; \
+      case 3: \
+        CSRK_NODE(3, ITYPE); \
+        break; \
+      case 4: \
+        CSRK_NODE(4, ITYPE); \
+        break; \
+      default: \
+        CSRK_NODE(CSRK_NODE_MAX, ITYPE); \
+      } \
+      r += S; \
+    } \
+  } while (0)
 
 /*
-  MatCSRKNodeRows - out = A x (+ zz) over all rows of a structure with row nodes (one thread, natural order)
+  MatCSRKNodeRows - out = A x (+ zz) over all rows of a structure with row nodes (one thread; out, zz and x in the
+  structure's order)
 */
 void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
-  const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx;
+  const CSRKIdx *restrict     rp = st->rowptr;
   const PetscScalar *restrict va = st->val;
   const uint8_t *restrict     ns = st->nodesz;
-  const PetscInt              nn = st->nnodes;
+  const void                 *idx = st->colidx ? (const void *)st->colidx : (const void *)st->coloff;
+  const PetscInt              nn  = st->nnodes;
   PetscInt                    r = 0, ra = 0; /* first row of node i and of node i + CSRK_NODE_AHEAD */
 
   for (PetscInt i = 0; i < PetscMin(CSRK_NODE_AHEAD, nn); i++) ra += ns[i];
-  for (PetscInt i = 0; i < nn; i++) {
-    const int      S  = ns[i];
-    const CSRKIdx  q0 = rp[r], nz = rp[r + 1] - q0;
-    const CSRKIdx *c  = cj + q0;
-    if (i + CSRK_NODE_AHEAD < nn) {
-      /* the column indices of the node's first row, and the values of all its rows */
-      const CSRKIdx qa = rp[ra], qe = rp[ra + 1], ve = rp[ra + ns[i + CSRK_NODE_AHEAD]];
-      for (CSRKIdx q = qa; q < qe; q += 64 / (int)sizeof(CSRKIdx)) __builtin_prefetch(cj + q);
-      if (qe > qa) __builtin_prefetch(cj + qe - 1);
-      for (CSRKIdx q = qa; q < ve; q += 64 / (int)sizeof(PetscScalar)) __builtin_prefetch(va + q);
-      if (ve > qa) __builtin_prefetch(va + ve - 1);
-      ra += ns[i + CSRK_NODE_AHEAD];
-    }
-    switch (S) {
-    case 1:
-      CSRKNode(1, nz, c, va + q0, xx, zz ? zz + r : NULL, out + r);
-      break;
-    case 2:
-      CSRKNode(2, nz, c, va + q0, xx, zz ? zz + r : NULL, out + r);
-      break;
-    case 3:
-      CSRKNode(3, nz, c, va + q0, xx, zz ? zz + r : NULL, out + r);
-      break;
-    case 4:
-      CSRKNode(4, nz, c, va + q0, xx, zz ? zz + r : NULL, out + r);
-      break;
-    default:
-      CSRKNode(CSRK_NODE_MAX, nz, c, va + q0, xx, zz ? zz + r : NULL, out + r);
-    }
-    r += S;
-  }
+  if (st->colidx) CSRK_NODE_LOOP(CSRKIdx, 0);
+  else CSRK_NODE_LOOP(int16_t, 1);
 }

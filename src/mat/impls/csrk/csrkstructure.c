@@ -665,8 +665,9 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   } else if (compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
   else if (opt->compress && !opt->gpu && !st->perm) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
   else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: the rowperm layout stores the user's column numbers\n"));
-  /* one thread over 32-bit columns in the natural order: rows with one column list multiplied together (csrknodes.c) */
-  if (onethread && opt->nodes && !opt->gpu && st->colidx && !st->rowpat) {
+  /* one thread over column indices, rows in their own order (natural, or the renumbered layout: the rowperm layout
+     writes through a permutation): rows with one column list multiplied together (csrknodes.c) */
+  if (st->nthreads == 1 && opt->nodes && !opt->gpu && (st->colidx || st->coloff) && !st->rowpat && (!st->perm || st->ywork)) {
     PetscInt nnoderows;
     PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
     PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
