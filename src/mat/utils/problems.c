@@ -61,6 +61,19 @@ static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A random generator of this process, reproducible from the seed */
+static PetscErrorCode CreateRankRandom(MPI_Comm comm, PetscInt seed, PetscRandom *rnd)
+{
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, rnd));
+  PetscCall(PetscRandomSetSeed(*rnd, (unsigned long)(seed * 7919 + rank)));
+  PetscCall(PetscRandomSeed(*rnd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Random sparse matrix: row lengths 0..2*avg (some rows empty), one dense row, a diagonal on square matrices; or, with
    alpha > 0, power-law row lengths avg * u^(-1/(alpha-1)) (at most n/8: a few rows of thousands of entries beside
    many short ones, as in web and social graphs) with uniformly random columns.
@@ -71,13 +84,9 @@ static PetscErrorCode CreateRandom(MPI_Comm comm, PetscInt m, PetscInt n, PetscI
   PetscRandom  rnd;
   PetscInt     rstart, rend, cstart, cend, *ptr, *cols, *dnz, *onz, nloc, total = 0;
   PetscScalar *vals;
-  PetscMPIInt  rank;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
-  PetscCall(PetscRandomSetSeed(rnd, (unsigned long)(seed * 7919 + rank)));
-  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(CreateRankRandom(comm, seed, &rnd));
   {
     PetscLayout rl, cl;
     PetscCall(PetscLayoutCreateFromSizes(comm, PETSC_DECIDE, m, 1, &rl));
@@ -158,13 +167,9 @@ static PetscErrorCode CreateRandomNodes(MPI_Comm comm, PetscInt n, PetscInt avg,
   PetscRandom  rnd;
   PetscInt     rstart, rend, *cols, maxlen = 2 * avg + 7;
   PetscScalar *vals;
-  PetscMPIInt  rank;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
-  PetscCall(PetscRandomSetSeed(rnd, (unsigned long)(seed * 7919 + rank)));
-  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(CreateRankRandom(comm, seed, &rnd));
   PetscCall(MatCreate(comm, A));
   PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
   PetscCall(MatSetType(*A, MATAIJ));
