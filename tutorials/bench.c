@@ -32,7 +32,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          compress=<0|1> (column offsets where they fit),\n"
                            "                          patterns=<0|1> (row patterns where the rows allow: CPU, GPU sliced kernel),\n"
                            "                          slices=<0|1> (with row patterns, runs of 8 rows a row per vector lane: CPU),\n"
-                           "                          nodes=<0|1> (one thread, natural order: rows with one column list together: CPU),\n"
+                           "                          nodes=<0|1> (one thread: consecutive rows with one column list together: CPU),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
                            "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse|merge> width=<lanes per row>\n"
                            "                          pinned_halo=<0|1> (MPI: own halo exchange through pinned buffers, or VecScatter))\n"

@@ -99,7 +99,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread in the natural order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
@@ -670,9 +670,10 @@ PetscErrorCode MatCSRKSetRowSlices(Mat A, PetscBool slices)
   Level: advanced
 
   Notes:
-  Applies where the CPU kernel runs one thread over 32-bit column indices in the natural order (one OpenMP thread, no
-  row patterns or slices): consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a
-  vector PDE, as PETSc's inodes), are multiplied together, each column index and entry of x loaded once for all of
+  Applies where the CPU kernel runs one OpenMP thread over column indices (32-bit or 16-bit offsets, no row patterns or
+  slices) with the rows in their own order (the natural order, or the renumbered layout of a reordered copy):
+  consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a vector PDE, as PETSc's
+  inodes), are multiplied together, each column index and entry of x loaded once for all of
   them. Used when at least half of the rows are in nodes of two or more; `-info` tells how many. Each row is still
   summed in its own order with separate multiplies and additions: results are the same bits as without nodes.
 

@@ -31,7 +31,7 @@ typedef struct {
   PetscBool       compress; /* column indices stored as small offsets where they fit */
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
   PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
-  PetscBool       nodes;    /* one thread, natural order: consecutive rows with one column list multiplied together (CPU) */
+  PetscBool       nodes;    /* one thread, rows in their own order: consecutive rows with one column list multiplied together (CPU) */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
