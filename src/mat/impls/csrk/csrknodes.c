@@ -69,23 +69,22 @@ PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnodero
 }
 
 /* the S rows of a node: entry j of row l is v[l * nz + j] (the rows are consecutive, nz entries each), its column
-   ix[j] of xr (xr = x and 32-bit columns, or x + the node's first row and its 16-bit offsets) */
-#define CSRK_NODE(S, ITYPE) \
+   ci[q0 + j] of xr (xr = x and 32-bit columns, or x + the node's first row and its 16-bit offsets) */
+#define CSRK_NODE(S) \
   do { \
-    const ITYPE *restrict ix     = (const ITYPE *)idx + q0; \
-    PetscScalar           sum[S] = {0}; \
+    PetscScalar sum[S] = {0}; \
     for (CSRKIdx j = 0; j < nz; j++) { \
-      const PetscScalar xj = xr[ix[j]]; \
+      const PetscScalar xj = xr[ci[q0 + j]]; \
       for (int l = 0; l < (S); l++) sum[l] += v[l * nz + j] * xj; \
     } \
     for (int l = 0; l < (S); l++) out[r + l] = zz ? zz[r + l] + sum[l] : sum[l]; \
   } while (0)
 
-/* the loop over the nodes with the index type ITYPE, prefetching the node CSRK_NODE_AHEAD ahead: the indices of its
-   first row and the values of all its rows */
-#define CSRK_NODE_LOOP(ITYPE, XSTEP) \
+/* the loop over the nodes with the column indices IDX of type ITYPE, prefetching the node CSRK_NODE_AHEAD ahead: the
+   indices of its first row and the values of all its rows */
+#define CSRK_NODE_LOOP(ITYPE, IDX, XSTEP) \
   do { \
-    const ITYPE *restrict ci = (const ITYPE *)idx; \
+    const ITYPE *restrict ci = (IDX); \
     for (PetscInt i = 0; i < nn; i++) { \
       const int                   S  = ns[i]; \
       const CSRKIdx               q0 = rp[r], nz = rp[r + 1] - q0; \
@@ -100,19 +99,19 @@ PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnodero
       } \
       switch (S) { \
       case 1: \
-        CSRK_NODE(1, ITYPE); \
+        CSRK_NODE(1); \
         break; \
       case 2: \
-        CSRK_NODE(2, ITYPE); \
+        CSRK_NODE(2); \
         break; \
       case 3: \
-        CSRK_NODE(3, ITYPE); \
+        CSRK_NODE(3); \
         break; \
       case 4: \
-        CSRK_NODE(4, ITYPE); \
+        CSRK_NODE(4); \
         break; \
       default: \
-        CSRK_NODE(CSRK_NODE_MAX, ITYPE); \
+        CSRK_NODE(CSRK_NODE_MAX); \
       } \
       r += S; \
     } \
@@ -127,11 +126,10 @@ void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restrict xx,
   const CSRKIdx *restrict     rp = st->rowptr;
   const PetscScalar *restrict va = st->val;
   const uint8_t *restrict     ns = st->nodesz;
-  const void                 *idx = st->colidx ? (const void *)st->colidx : (const void *)st->coloff;
   const PetscInt              nn  = st->nnodes;
   PetscInt                    r = 0, ra = 0; /* first row of node i and of node i + CSRK_NODE_AHEAD */
 
   for (PetscInt i = 0; i < PetscMin(CSRK_NODE_AHEAD, nn); i++) ra += ns[i];
-  if (st->colidx) CSRK_NODE_LOOP(CSRKIdx, 0);
-  else CSRK_NODE_LOOP(int16_t, 1);
+  if (st->colidx) CSRK_NODE_LOOP(CSRKIdx, st->colidx, 0);
+  else CSRK_NODE_LOOP(int16_t, st->coloff, 1);
 }

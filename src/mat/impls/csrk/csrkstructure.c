@@ -459,9 +459,6 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
-*/
 /* Asks for transparent huge pages on the 2 MiB-aligned part of a fresh allocation (where the kernel grants them only
    on request): the vectors in the internal order, xwork and ywork, are read at random through the permutation at every
    product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB. One
@@ -475,6 +472,9 @@ static void CSRKAdviseHuge(void *p, size_t bytes)
 #endif
 }
 
+/*
+   MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
+*/
 PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **out)
 {
   PetscFunctionBegin;
