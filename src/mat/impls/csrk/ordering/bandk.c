@@ -354,23 +354,26 @@ static PetscErrorCode CSRKGraphFromMat(Mat A, PetscInt bs, PetscBool loops_ok, i
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-typedef struct {
-  PetscInt mark; /* last sweep that reached the node; 0: none yet; CSRK_INT_MAX: dense, never followed */
-  PetscInt deg;  /* neighbours (self loop included when the graph has it) */
-} CSRKNode;
+/* The nodes a sweep has reached, one bit each: 1 M nodes take 125 kB, which stays in L2, where a mark per node (4-8
+   MB) made every edge of a scrambled graph a miss to L3 or memory (a 27-point graph has 26 edges per node, and each
+   of them tests its far end). */
+#define CSRKBitTest(b, u) (((b)[(u) >> 6] >> ((u) & 63)) & 1)
+#define CSRKBitSet(b, u)  ((b)[(u) >> 6] |= (uint64_t)1 << ((u) & 63))
+#define CSRKBitClear(b, u) ((b)[(u) >> 6] &= ~((uint64_t)1 << ((u) & 63)))
 
 /* One Cuthill-McKee sweep from root over its component: order[0..*cnt) in breadth-first order, the neighbours of
    each node queued by increasing degree (stable insertion sort: degrees are small); *depth levels after the root,
    the last one starting at order[*last]. A neighbour is appended and the tail moves only when it is new (no branch
-   on the test). The row pointers, the rows and the neighbours' marks of the nodes a few places ahead in the queue are
-   prefetched: on a scrambled matrix each of them is a cache miss, and the queue ahead is known. */
-static void CSRKCMSweep(const CSRKGraph *g, CSRKNode *nd, PetscInt root, PetscInt stamp, PetscInt *order, PetscInt *cnt, PetscInt *depth, PetscInt *last)
+   on the test). The row pointers and the rows of the nodes a few places ahead in the queue are prefetched: on a
+   scrambled matrix each of them is a cache miss, and the queue ahead is known. A new node's degree comes from its
+   row pointers, which its turn in the queue reads again. */
+static void CSRKCMSweep(const CSRKGraph *g, uint64_t *seen, PetscInt root, PetscInt *order, PetscInt *cnt, PetscInt *depth, PetscInt *last)
 {
   const PetscInt *xadj = g->xadj, *adj = g->adj;
   PetscInt        head = 0, tail = 1, levelstart = 0, levelend = 1, d = 0;
 
-  order[0]      = root;
-  nd[root].mark = stamp;
+  order[0] = root;
+  CSRKBitSet(seen, root);
   while (head < tail) {
     PetscInt v, first;
     if (head == levelend) {
@@ -384,22 +387,18 @@ static void CSRKCMSweep(const CSRKGraph *g, CSRKNode *nd, PetscInt root, PetscIn
       for (PetscInt q = xadj[w]; q < xadj[w + 1]; q += 64 / (PetscInt)sizeof(PetscInt)) __builtin_prefetch(adj + q);
       if (xadj[w + 1] > xadj[w]) __builtin_prefetch(adj + xadj[w + 1] - 1);
     }
-    if (head + 5 < tail) {
-      const PetscInt w = order[head + 5];
-      for (PetscInt q = xadj[w]; q < xadj[w + 1]; q++) __builtin_prefetch(nd + adj[q]);
-    }
     v     = order[head++];
     first = tail;
     for (PetscInt q = xadj[v]; q < xadj[v + 1]; q++) {
-      const PetscInt u = adj[q], mu = nd[u].mark, isnew = mu < stamp;
+      const PetscInt u = adj[q], isnew = !CSRKBitTest(seen, u);
       order[tail] = u;
-      if (isnew) nd[u].mark = stamp;
+      CSRKBitSet(seen, u);
       tail += isnew;
     }
     for (PetscInt i = first + 1; i < tail; i++) {
-      const PetscInt u = order[i], du = nd[u].deg;
+      const PetscInt u = order[i], du = xadj[u + 1] - xadj[u];
       PetscInt       k;
-      for (k = i; k > first && nd[order[k - 1]].deg > du; k--) order[k] = order[k - 1];
+      for (k = i; k > first && xadj[order[k - 1] + 1] - xadj[order[k - 1]] > du; k--) order[k] = order[k - 1];
       order[k] = u;
     }
   }
@@ -419,36 +418,35 @@ static void CSRKCMSweep(const CSRKGraph *g, CSRKNode *nd, PetscInt root, PetscIn
    each alone. order has room for n + 1 nodes (the sweeps write one past their tail). */
 static PetscErrorCode CSRKGraphRCM(const CSRKGraph *g, PetscInt *order)
 {
-  const PetscInt n = g->n, nb = 64; /* degree buckets; larger degrees share the last one */
-  CSRKNode      *nd;
-  PetscInt       stamp = 0, pos = 0, nroots, *bydeg, cnt[64 + 1] = {0};
+  const PetscInt  n = g->n, nb = 64, *xadj = g->xadj; /* degree buckets; larger degrees share the last one */
+  uint64_t       *seen;
+  PetscInt        pos = 0, nroots, *bydeg, cnt[64 + 1] = {0};
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc1(PetscMax(n, 1), &nd));
+  PetscCall(PetscCalloc1(n / 64 + 1, &seen));
   PetscCall(PetscMalloc1(PetscMax(n, 1), &bydeg));
   for (PetscInt v = 0; v < n; v++) {
-    const PetscInt d = g->xadj[v + 1] - g->xadj[v];
-    nd[v].deg        = d;
-    nd[v].mark       = 0;
+    const PetscInt d = xadj[v + 1] - xadj[v];
     if (d > g->maxdeg) {
-      nd[v].mark   = CSRK_INT_MAX;
+      CSRKBitSet(seen, v);
       order[pos++] = v;
     } else cnt[PetscMin(d, nb - 1) + 1]++;
   }
   for (PetscInt b = 0; b < nb; b++) cnt[b + 1] += cnt[b];
   for (PetscInt v = 0; v < n; v++)
-    if (!nd[v].mark) bydeg[cnt[PetscMin(nd[v].deg, nb - 1)]++] = v;
+    if (!CSRKBitTest(seen, v)) bydeg[cnt[PetscMin(xadj[v + 1] - xadj[v], nb - 1)]++] = v;
   nroots = n - pos;
   for (PetscInt i = 0; i < nroots; i++) {
     PetscInt root = bydeg[i], prev = -1, len, depth, last, *o = order + pos;
-    if (nd[root].mark) continue;
+    if (CSRKBitTest(seen, root)) continue; /* numbered with an earlier component */
     for (PetscInt sweep = 0;; sweep++) {
-      CSRKCMSweep(g, nd, root, ++stamp, o, &len, &depth, &last);
+      CSRKCMSweep(g, seen, root, o, &len, &depth, &last);
       if (len == 1 || (sweep > 0 && depth <= prev) || sweep == CSRK_RCM_MAX_SWEEPS - 1) break;
       prev = depth;
       root = o[last];
       for (PetscInt k = last + 1; k < len; k++)
-        if (nd[o[k]].deg < nd[root].deg) root = o[k];
+        if (xadj[o[k] + 1] - xadj[o[k]] < xadj[root + 1] - xadj[root]) root = o[k];
+      for (PetscInt k = 0; k < len; k++) CSRKBitClear(seen, o[k]); /* the next sweep starts afresh */
     }
     for (PetscInt a = 0, b = len - 1; a < b; a++, b--) {
       const PetscInt t = o[a];
@@ -459,7 +457,7 @@ static PetscErrorCode CSRKGraphRCM(const CSRKGraph *g, PetscInt *order)
   }
   PetscCheck(pos == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "RCM numbered %" PetscInt_FMT " of %" PetscInt_FMT " nodes", pos, n);
   PetscCall(PetscFree(bydeg));
-  PetscCall(PetscFree(nd));
+  PetscCall(PetscFree(seen));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
