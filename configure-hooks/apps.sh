@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# PETSc's own tutorials, unmodified, with each matrix type in turn: the end-to-end table of docs/performance.md.
+#
+#   bash configure-hooks/apps.sh gpu|cpu [NP]
+#
+# Builds ksp ex45, ksp bench_kspsolve, ksp ex56, snes ex5 and snes ex19 from $PETSC_DIR's examples (or from the PETSc
+# source tree at $PETSC_SRC) and runs each with every type of the mode on NP MPI ranks (gpu: 1 rank per GPU, types
+# aijcusparse sellcuda csrkcuda; cpu: NP ranks of one thread, types aij sell csrk), REPS times interleaved, under
+# -log_view. Prints one table (best solve time of the repetitions) and writes $OUT/apps-<mode>.csv; the logs go to
+# $OUT/apps-logs/. APPS=ex45,ex5 runs a subset; APPS_SIZE=small runs sizes for a 2-core machine.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-cpu}
+np=${2:-1}
+out=${OUT:-$top/out}
+lib=${CSRK_LIB:-${BUILD:-$top/build}/lib/libcsrk.so}
+[ -f "$lib" ] || lib=$top/lib/libcsrk.so
+reps=${REPS:-2}
+logs=$out/apps-logs
+mkdir -p "$logs" "$out/apps-bin"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMP_NUM_THREADS=1
+
+# the examples: an installed PETSc has them under share/petsc/examples, Debian's under /usr/share/petsc/<v>/
+# (Debian's 3.18 lacks bench_kspsolve: PETSC_SRC, a newer source tree, supplies what the first lacks)
+srcs=""
+for d in "${PETSC_DIR:-/nonexistent}/share/petsc/examples" "${PETSC_DIR:-/nonexistent}" /usr/share/petsc/*/share/petsc/examples "${PETSC_SRC:-/nonexistent}"; do
+  [ -f "$d/src/ksp/ksp/tutorials/ex45.c" ] && srcs="$srcs $d"
+done
+[ -n "$srcs" ] || { echo "apps: no PETSc examples found (set PETSC_SRC)"; exit 1; }
+if [ -n "${PETSC_DIR:-}" ] && [ -f "$PETSC_DIR/include/petscconf.h" ]; then
+  cflags="-I$PETSC_DIR/include -I/usr/local/cuda/include"
+  libs="-L$PETSC_DIR/lib -Wl,-rpath,$PETSC_DIR/lib -lpetsc"
+else
+  cflags=$(pkg-config --cflags PETSc)
+  libs=$(pkg-config --libs PETSc)
+fi
+for ex in ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/bench_kspsolve ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19; do
+  b=$out/apps-bin/$(basename "$ex")
+  src=""
+  for d in $srcs; do [ -z "$src" ] && [ -f "$d/src/$ex.c" ] && src=$d; done
+  [ -x "$b" ] || [ -z "$src" ] || mpicc -O2 "$src/src/$ex.c" -o "$b" $cflags $libs -lm >"$logs/build-$(basename "$ex").log" 2>&1 || echo "apps: could not build $ex"
+done
+
+if [ "$mode" = gpu ]; then
+  types=${TYPES:-aijcusparse sellcuda csrkcuda}
+  vec="-dm_vec_type cuda"
+  # sizes as in the issue that set the targets (H100/H200)
+  ex45n=${EX45_N:-256} ex45its=300 bkn=150 ex5n=2048 ex19n=513 ex56ne=59
+else
+  types=${TYPES:-aij sell csrk}
+  vec=""
+  ex45n=${EX45_N:-160} ex45its=200 bkn=100 ex5n=1024 ex19n=257 ex56ne=47
+  if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23; fi
+fi
+
+# app NAME SOLVE-EVENT ARGS...: the command line of each app, with T for the type
+declare -A cmd ev
+cmd[ex45]="ex45 -da_grid_x $ex45n -da_grid_y $ex45n -da_grid_z $ex45n -ksp_type cg -pc_type jacobi -ksp_max_it $ex45its -ksp_rtol 1e-30 -dm_mat_type T $vec"
+ev[ex45]=KSPSolve
+cmd[bench_kspsolve]="bench_kspsolve -n $bkn -mat_type T -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8"
+ev[bench_kspsolve]=KSPSolve
+cmd[ex5]="ex5 -da_grid_x $ex5n -da_grid_y $ex5n -ksp_type cg -pc_type jacobi -ksp_rtol 1e-6 -snes_rtol 1e-8 -dm_mat_type T $vec"
+ev[ex5]=SNESSolve
+cmd[ex19]="ex19 -da_grid_x $ex19n -da_grid_y $ex19n -ksp_type gmres -pc_type jacobi -ksp_max_it 400 -dm_mat_type T $vec"
+ev[ex19]=SNESSolve
+v56=""; [ "$mode" = gpu ] && v56="-vec_type cuda"
+cmd[ex56]="ex56 -ne $ex56ne -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8 -mat_type T $v56"
+ev[ex56]=KSPSolve
+apps=$(echo "${APPS:-ex45,bench_kspsolve,ex5,ex19,ex56}" | tr , ' ')
+
+# field F (1-based, after the name) of event E's line in log L, summed over stages
+field() { awk -v e="$1" -v f="$2" '$1 == e { s += $(f + 1); n++ } END { if (n) printf "%g", s; else printf "-" }' "$3"; }
+
+csv=$out/apps-$mode.csv
+echo "app,type,np,rep,solve_s,matmult_s,matmult_count,matmult_mflops,setup_s,cpu2gpu_count,cpu2gpu_mb,gpu2cpu_count,gpu2cpu_mb,iterations,devmem_mb,status" >"$csv"
+for app in $apps; do
+  for rep in $(seq 1 "$reps"); do
+    for t in $types; do
+      [ "$app" = bench_kspsolve ] && [ "$t" = sellcuda ] && continue   # PETSc's SELL has no COO assembly
+      [ -x "$out/apps-bin/$app" ] || continue
+      log=$logs/$app-$t-np$np-$rep.log
+      c=${cmd[$app]//-mat_type T/-mat_type $t}
+      c=${c//-dm_mat_type T/-dm_mat_type $t}
+      mem=-
+      if [ "$mode" = gpu ]; then
+        nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 >"$logs/mem.txt" 2>/dev/null &
+        smi=$!
+        sleep 0.3
+      fi
+      # shellcheck disable=SC2086
+      timeout "${APP_TIMEOUT:-200}" mpiexec -n "$np" --bind-to core "$out/apps-bin/"$c -dll_append "$lib" -log_view -ksp_converged_reason >"$log" 2>&1
+      rc=$?
+      if [ "$mode" = gpu ]; then
+        kill $smi 2>/dev/null; wait $smi 2>/dev/null
+        mem=$(sort -n "$logs/mem.txt" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print hi - lo }')
+      fi
+      e=${ev[$app]}
+      solve=$(field "$e" 3 "$log")
+      mm=$(field MatMult 3 "$log")
+      mmc=$(field MatMult 1 "$log")
+      # setup: the events that build each type's device or CSR-k copy
+      setup=$(awk '$1 == "MatCUSPARSCopyTo" || $1 == "MatCSRKBuild" || $1 == "MatSELLCUDACopyTo" || $1 == "MatCSRKCUDACopyTo" { s += $4 } END { printf "%g", s + 0 }' "$log")
+      if [ "$mode" = gpu ]; then
+        rate=$(awk -v e=MatMult '$1 == e { print $22; exit }' "$log")
+        c2g=$(field "$e" 22 "$log"); c2gs=$(field "$e" 23 "$log"); g2c=$(field "$e" 24 "$log"); g2cs=$(field "$e" 25 "$log")
+      else
+        rate=$(awk -v e=MatMult '$1 == e { print $21; exit }' "$log")
+        c2g=-; c2gs=-; g2c=-; g2cs=-
+      fi
+      its=$(grep -oE "iterations [0-9]+" "$log" | awk '{ s += $2 } END { print s + 0 }')
+      status=ok; [ $rc -eq 0 ] || status="exit$rc"
+      echo "$app,$t,$np,$rep,$solve,$mm,$mmc,$rate,$setup,$c2g,$c2gs,$g2c,$g2cs,$its,$mem,$status" >>"$csv"
+    done
+  done
+done
+
+# the table: best solve time over the repetitions, ratios to the first type
+awk -F, -v first="${types%% *}" 'NR > 1 && $16 == "ok" {
+    k = $1 SUBSEP $2
+    if (!(k in best) || $5 < best[k]) { best[k] = $5; row[k] = $0 }
+    if (!($1 in seen)) { seen[$1] = 1; order[++na] = $1 }
+    if (!($2 in tseen)) { tseen[$2] = 1; torder[++nt] = $2 }
+  }
+  NR > 1 && $16 != "ok" { failed[$1 SUBSEP $2] = $16 }
+  END {
+    printf "%-15s %-12s %9s %7s %9s %9s %9s %11s %11s %6s %8s\n", "app", "type", "solve s", "x " first, "MatMult s", "MFlop/s", "setup s", "to GPU MB", "to CPU MB", "its", "dev MB"
+    for (a = 1; a <= na; a++) for (t = 1; t <= nt; t++) {
+      k = order[a] SUBSEP torder[t]
+      if (!(k in row)) { if (k in failed) printf "%-15s %-12s %s\n", order[a], torder[t], failed[k]; continue }
+      split(row[k], f, ",")
+      ref = best[order[a] SUBSEP first]
+      printf "%-15s %-12s %9.4f %7.2f %9.4f %9s %9.4f %11s %11s %6s %8s\n", f[1], f[2], f[5], (ref > 0 ? ref / f[5] : 0), f[6], f[8], f[9], f[11], f[13], f[14], f[15]
+    }
+  }' "$csv"
