@@ -5,7 +5,8 @@
 #
 # Builds ksp ex45, ksp bench_kspsolve, ksp ex56, snes ex5 and snes ex19 from $PETSC_DIR's examples (or from the PETSc
 # source tree at $PETSC_SRC) and runs each with every type of the mode on NP MPI ranks (gpu: 1 rank per GPU, types
-# aijcusparse sellcuda csrkcuda; cpu: NP ranks of one thread, types aij sell csrk), REPS times interleaved, under
+# aijcusparse sellcuda csrkcuda; cpu: NP ranks of one thread, types aij sell csrk; TYPES replaces them, an entry
+# type/-option/value adding options to the type), REPS times interleaved, under
 # -log_view. Prints one table (best solve time of the repetitions) and writes $OUT/apps-<mode>.csv; the logs go to
 # $OUT/apps-logs/. APPS=ex45,ex5 runs a subset; APPS_SIZE=small runs sizes for a 2-core machine.
 set -uo pipefail
@@ -77,11 +78,15 @@ echo "app,type,np,rep,solve_s,matmult_s,matmult_count,matmult_mflops,setup_s,cpu
 for app in $apps; do
   for rep in $(seq 1 "$reps"); do
     for t in $types; do
-      [ "$app" = bench_kspsolve ] && [ "$t" = sellcuda ] && continue   # PETSc's SELL has no COO assembly
+      [ "$app" = bench_kspsolve ] && [ "${t%%/*}" = sellcuda ] && continue   # PETSc's SELL has no COO assembly
       [ -x "$out/apps-bin/$app" ] || continue
-      log=$logs/$app-$t-np$np-$rep.log
-      c=${cmd[$app]//-mat_type T/-mat_type $t}
-      c=${c//-dm_mat_type T/-dm_mat_type $t}
+      log=$logs/$app-$(echo "$t" | tr -c 'A-Za-z0-9_\n-' _)-np$np-$rep.log
+      # an entry type/-option/value/... adds options to the type
+      tn=${t%%/*}
+      extra=$(echo "${t#"$tn"}" | tr / ' ')
+      c=${cmd[$app]//-mat_type T/-mat_type $tn}
+      c=${c//-dm_mat_type T/-dm_mat_type $tn}
+      c="$c $extra"
       mem=-
       if [ "$mode" = gpu ]; then
         nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 >"$logs/mem.txt" 2>/dev/null &

@@ -2,7 +2,8 @@
 # One command on a GPU machine without network: builds PETSc with CUDA from the carried PyPI tarball, METIS from
 # carried Debian packages, the plugin with MATCSRKCUDA, then runs the GPU tests and the GPU benchmark.
 #
-#   bash configure-hooks/gpu-run.sh [build] [test] [sanitize] [bench] [profile] [scaling] [cpu] [tune]   (default: build test bench)
+#   bash configure-hooks/gpu-run.sh [build] [test] [sanitize] [bench] [profile] [scaling] [cpu] [apps] [cpuapps] [tune]
+#                                   (default: build test bench)
 #
 # Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
 # deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
@@ -10,6 +11,8 @@
 #   profile: CG + Jacobi under -log_view for each GPU type (host-device traffic per event, where the solve time goes)
 #   scaling: MPI weak scaling, one GPU against every GPU of the machine with the problem grown in proportion
 #   cpu:     the CPU types on the host cores: aij and sell on one MPI rank per core, csrk on one rank, a thread per core
+#   apps:    PETSc's own tutorials on the GPU with aijcusparse, sellcuda and csrkcuda (configure-hooks/apps.sh gpu)
+#   cpuapps: the same tutorials on the host, one MPI rank per core, with aij, sell and csrk (configure-hooks/apps.sh cpu)
 # BENCH_PROBLEMS / TUNE_PROBLEMS: comma lists of problem:n (tutorials/bench -problem); TUNE_SIZES: sizes swept.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +77,7 @@ run_error() {
 
 case " $phases " in *" test "*)
   : >"$out/gpu-tests.log"
+  export PETSC_OPTIONS="$PETSC_OPTIONS -mat_csrk_setup eager"   # host kernels from the first product (tests/setup checks the budget)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
@@ -233,6 +237,16 @@ case " $phases " in *" cpu "*)
     OMP_NUM_THREADS=1 timeout 60 mpiexec -n "$cores" --bind-to core "$build/tutorials/bench" -f "$top/deps/matrices/$f" -types aij,sell -reps 50 -solve 0 -o "$out/cpu-ranks.csv" 2>&1 | grep -E "^(aij|sell)"
     OMP_NUM_THREADS=$cores OMP_PROC_BIND=close OMP_PLACES=cores timeout 60 mpiexec -n 1 --bind-to none "$build/tutorials/bench" -f "$top/deps/matrices/$f" -types "${CPU_TYPES:-aij,csrk}" -reps 50 -solve 0 -o "$out/cpu-threads.csv" 2>&1 | grep -E "^(aij|csrk)"
   done
+  ;;
+esac
+
+case " $phases " in *" apps "*)
+  OUT=$out bash "$top/configure-hooks/apps.sh" gpu 1
+  ;;
+esac
+
+case " $phases " in *" cpuapps "*)
+  OUT=$out bash "$top/configure-hooks/apps.sh" cpu "$(nproc)"
   ;;
 esac
 

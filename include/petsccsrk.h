@@ -72,6 +72,27 @@ typedef enum {
 PETSC_EXTERN const char *const MatCSRKLayouts[];
 
 /*E
+   MatCSRKSetup - when the CPU kernels' CSR-k structure is built and its values refreshed
+
+$  MAT_CSRK_SETUP_BUDGET - (default) the products run with PETSc's AIJ kernel until the time they took can pay for the
+$                          build; a value change is copied in under the same rule; a structure whose products are no
+$                          faster than AIJ's is dropped (the rent-or-buy rule of docs/design.md)
+$  MAT_CSRK_SETUP_EAGER  - built at the first product and refreshed at the first product after each value change
+
+   Options Database Key:
+.  -mat_csrk_setup <budget,eager> - the rule
+
+   Level: advanced
+
+.seealso: `MatCSRKSetSetup()`, `MATCSRK`
+E*/
+typedef enum {
+  MAT_CSRK_SETUP_BUDGET,
+  MAT_CSRK_SETUP_EAGER
+} MatCSRKSetup;
+PETSC_EXTERN const char *const MatCSRKSetups[];
+
+/*E
    MatCSRKTuning - how the CSR-k sizes (k, super-row size, super-super-row size) of the CPU kernels are chosen
 
 $  MAT_CSRK_TUNING_MODEL  - (default) the constant-time rule of docs/tuning.md
@@ -159,6 +180,8 @@ typedef struct {
   PetscInt        npatterns;   /* distinct rows in the row-pattern dictionary, 0 when the kernels read indices (max over ranks) */
   PetscInt        nsliced;     /* rows multiplied in row slices, a row per vector lane (MatCSRKSetRowSlices(); sum over ranks) */
   PetscInt        nnoderows;   /* rows multiplied in row nodes of two or more (MatCSRKSetRowNodes(); sum over ranks) */
+  PetscInt        nbase;       /* products run with PETSc's AIJ kernel under the set-up budget (MatCSRKSetSetup(); max over ranks) */
+  PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);
@@ -172,6 +195,7 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetLayout(Mat, MatCSRKLayout);
 PETSC_EXTERN PetscErrorCode MatCSRKGetLayout(Mat, MatCSRKLayout *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKSetTuning(Mat, MatCSRKTuning);
+PETSC_EXTERN PetscErrorCode MatCSRKSetSetup(Mat, MatCSRKSetup);
 PETSC_EXTERN PetscErrorCode MatCSRKGetTuning(Mat, MatCSRKTuning *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);

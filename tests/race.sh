@@ -35,6 +35,8 @@ if [ -z "$archer" ]; then
 fi
 [ -f "$archer" ] || { echo "check-race: libarcher.so not found (Debian: libomp-dev; or set ARCHER)"; echo "0 passed, 1 failed"; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# the kernels from the first product (tests/setup checks the default set-up budget)
+export PETSC_OPTIONS="${PETSC_OPTIONS:+$PETSC_OPTIONS }-mat_csrk_setup eager"
 export OMP_NUM_THREADS=4 OMP_WAIT_POLICY=passive OMP_TOOL_LIBRARIES=$archer ARCHER_OPTIONS=${ARCHER_OPTIONS:-verbose=1}
 export TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=0 exitcode=66 second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
 logdir=$build/race-logs

@@ -13,6 +13,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 # threads that spin while waiting starve the other ranks of an oversubscribed node (3 ranks on 2 cores here)
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# the kernels under test run from the first product (the default set-up budget would give most of these short runs
+# AIJ's kernel); tests/setup checks the budget itself
+export PETSC_OPTIONS="${PETSC_OPTIONS:+$PETSC_OPTIONS }-mat_csrk_setup eager"
 logdir=$build/test-logs
 mkdir -p "$logdir"
 pass=0
@@ -104,6 +107,13 @@ for np in $ranks; do
   run "parity random, no row patterns" "$np" "$build/tests/parity" -problem random -n 3000 -expect_patterns 0 -mat_csrk_threads 2
   run "parity lap3d27, row patterns off" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_row_patterns 0 -mat_csrk_threads 2
 done
+# the set-up budget (the default): short runs build nothing, long runs build once the products paid for it, value and
+# option changes, the off-process block left to AIJ's compressed rows
+for np in $ranks; do
+  run "set-up budget lap3d7" "$np" "$build/tests/setup" -problem lap3d7 -n 30
+done
+run "set-up budget permuted random (the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000
+run "set-up budget elasticity3d" 2 "$build/tests/setup" -problem elasticity3d -n 8
 # row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
 # as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k and layout, value changes
 run_grep "row slices used on a 27-point stencil" "Row slices: .* multiplied a row per vector lane" "$build/tests/parity" -problem lap3d27 -n 16 -kmin 2 -kmax 2 -mat_csrk_threads 2 -info

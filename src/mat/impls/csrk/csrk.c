@@ -8,6 +8,7 @@
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
 const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
+const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "cusparse", "merge", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
@@ -30,6 +31,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->patterns = PETSC_TRUE;
   opt->slices   = PETSC_TRUE;
   opt->nodes    = PETSC_TRUE;
+  opt->setup    = MAT_CSRK_SETUP_BUDGET;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_width  = 0;
@@ -39,7 +41,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
 }
 
 /* Options that give the same structure and kernels (what a sequential block compares before it rebuilds); the MPI
-   halo exchange (cuda_halo_pinned) is not among them */
+   halo exchange (cuda_halo_pinned) and the set-up rule are not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
   return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
@@ -56,6 +58,7 @@ static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
   PetscCheck((int)opt->ordering >= 0 && opt->ordering <= MAT_CSRK_ORDERING_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k ordering %d (-mat_csrk_ordering)", (int)opt->ordering);
   PetscCheck((int)opt->layout >= 0 && opt->layout <= MAT_CSRK_LAYOUT_ROWPERM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k layout %d (-mat_csrk_layout)", (int)opt->layout);
   PetscCheck((int)opt->tune >= 0 && opt->tune <= MAT_CSRK_TUNING_SEARCH, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k tuning %d (-mat_csrk_tune)", (int)opt->tune);
+  PetscCheck((int)opt->setup >= 0 && opt->setup <= MAT_CSRK_SETUP_EAGER, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k set-up rule %d (-mat_csrk_setup)", (int)opt->setup);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -96,6 +99,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
                              (PetscEnum *)&opt->layout, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
+  PetscCall(PetscOptionsEnum("-mat_csrk_setup", "When the structure is built: once the products run with AIJ's kernel have paid for it (budget), or at the first product (eager) (CPU kernels)", "MatCSRKSetSetup", MatCSRKSetups, (PetscEnum)opt->setup, (PetscEnum *)&opt->setup, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
@@ -110,7 +114,21 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   }
   PetscOptionsHeadEnd();
   PetscCall(MatCSRKOptionsCheck(opt));
-  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.cuda_halo_pinned != opt->cuda_halo_pinned); /* the latter only for the MPI level */
+  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.cuda_halo_pinned != opt->cuda_halo_pinned || old.setup != opt->setup); /* the halo only for the MPI level */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The options of a matrix being converted to a CSR-k type: the defaults with the -mat_csrk_* options of its prefix on
+   top, so that they take effect after MatConvert() without MatSetFromOptions(), as they do for PETSc's GPU types */
+PetscErrorCode MatCSRKOptionsFromMat(Mat B, MatCSRKOptions *opt)
+{
+  PetscBool changed;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKOptionsDefault(opt));
+  PetscObjectOptionsBegin((PetscObject)B);
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)B)->prefix, PETSC_FALSE, opt, &changed));
+  PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -154,6 +172,11 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   aijbytes = (PetscLogDouble)ainfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)A->rmap->N * sizeof(PetscInt);
   PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
   PetscCall(PetscViewerASCIIPushTab(viewer));
+  if (!info.nbuilds) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "not built: %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget, MatCSRKSetSetup())\n", info.nbase, info.nbase == 1 ? "" : "s"));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
   if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
@@ -165,6 +188,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    mpi ? " per rank" : ""));
+  if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -519,6 +543,39 @@ PetscErrorCode MatCSRKSetTuning(Mat A, MatCSRKTuning tuning)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveEnum(A, tuning, 2);
   MatCSRKSetField(A, tune, tuning);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetSetup - sets when the CSR-k structure of the CPU kernels is built and its values refreshed
+
+  Logically Collective
+
+  Input Parameters:
++ A     - the matrix, of type `MATCSRK`
+- setup - `MAT_CSRK_SETUP_BUDGET` (the default) or `MAT_CSRK_SETUP_EAGER`
+
+  Options Database Key:
+. -mat_csrk_setup <budget,eager> - the rule
+
+  Level: advanced
+
+  Notes:
+  The structure costs a build (a pattern search, value copies, maybe an ordering) and a copy of the values at each
+  change, which only faster products pay back. With `MAT_CSRK_SETUP_BUDGET` the products run with PETSc's AIJ kernel
+  until the time they took, a small fraction of it, pays for the expected build; the products with the structure add
+  what they save, and every build or refresh spends its measured time. So a short solve runs as with `MATAIJ` and a
+  long one gets the structure early. A structure no faster than AIJ's product is dropped until the nonzero pattern
+  changes. `MAT_CSRK_SETUP_EAGER` builds at the first product: for benchmarks of the kernels. `MatCSRKGetInfo()` and
+  `MatView()` build the structure whatever the rule. The GPU type builds its device copy at the first product.
+
+.seealso: `MATCSRK`, `MatCSRKSetup`, `MatCSRKGetInfo()`
+@*/
+PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
+{
+  PetscFunctionBegin;
+  PetscValidLogicalCollectiveEnum(A, setup, 2);
+  MatCSRKSetField(A, setup, setup);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

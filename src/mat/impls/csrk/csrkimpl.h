@@ -32,6 +32,7 @@ typedef struct {
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
   PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
   PetscBool       nodes;    /* one thread, rows in their own order: consecutive rows with one column list multiplied together (CPU) */
+  MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
@@ -84,9 +85,22 @@ typedef struct {
   PetscLogDouble  bytes;
 } MatCSRKStructure;
 
+/* The set-up budget of one block (csrksetup.c): what the build and the refreshes may spend */
+typedef struct {
+  PetscLogDouble tbase;    /* best time of an AIJ product of this pattern (0: none yet) */
+  PetscLogDouble tfast;    /* best time of a product with the current structure (0: none yet) */
+  PetscLogDouble credit;   /* seconds a set-up may spend now */
+  PetscLogDouble trefresh; /* time of the last refresh of the values */
+  PetscInt       nbase, nfast; /* products run each way (this pattern) */
+  PetscInt       nfastst;  /* products with the current structure */
+  PetscBool      declined; /* the structure was no faster than AIJ: not built again for this pattern */
+  PetscBool      reorder;  /* auto ordering: the reordering check is still to come (it waits for its own credit) */
+} MatCSRKBudget;
+
 /* spptr of a sequential CSR-k matrix */
 typedef struct {
   MatCSRKOptions    opt;
+  MatCSRKBudget     budget;
   MatCSRKStructure *st;
   PetscObjectState  nzstate; /* A->nonzerostate the structure was built for */
   PetscObjectState  state;   /* object state the values were copied at */
@@ -114,6 +128,7 @@ PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_
 
 /* options */
 PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
+PETSC_INTERN PetscErrorCode MatCSRKOptionsFromMat(Mat, MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], PetscBool, MatCSRKOptions *, PetscBool *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
@@ -124,7 +139,9 @@ PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, 
 #define CSRK_GPU_SLICED_MAX_CV 0.3
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
 
-/* ordering */
+/* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
+   permutation gives m/3) */
+#define CSRK_AUTO_SCRAMBLED(meandist, m) ((meandist) > (PetscReal)(m) / 16)
 PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 
@@ -174,6 +191,10 @@ PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const Pe
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKSetOptions(Mat, const MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatSeqCSRKBuildStructure(Mat, const MatCSRKOptions *);
+PETSC_INTERN PetscErrorCode MatSeqCSRKRefreshStructure(Mat);
+PETSC_INTERN PetscErrorCode MatSeqCSRKGetProductStructure(Mat, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetRecord(Mat, PetscBool, PetscLogDouble);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatMult_SeqCSRK(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);

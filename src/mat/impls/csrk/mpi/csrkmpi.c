@@ -98,7 +98,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   Mat            Ad;
   MatCSRKInfo    loc;
   PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[6], isum[4];
+  PetscInt       imax[8], isum[4];
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
@@ -111,6 +111,8 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   imax[3] = loc.nrefresh;
   imax[4] = loc.index_bytes;
   imax[5] = loc.npatterns;
+  imax[6] = loc.nbase;
+  imax[7] = loc.nfast;
   isum[0] = loc.nsr;
   isum[1] = loc.nssr;
   isum[2] = loc.nsliced;
@@ -127,7 +129,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
       dmax[0] += off.build_time;
     }
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 6, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 8, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 4, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
@@ -137,6 +139,8 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   info->nrefresh   = imax[3];
   info->index_bytes = imax[4];
   info->npatterns   = imax[5];
+  info->nbase       = imax[6];
+  info->nfast       = imax[7];
   info->nsr        = isum[0];
   info->nssr       = isum[1];
   info->nsliced    = isum[2];
@@ -272,7 +276,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   if (!MatMPIAIJSetPreallocation_Base) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &MatMPIAIJSetPreallocation_Base));
   PetscCheck(MatMPIAIJSetPreallocation_Base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ preallocation routine not found");
   PetscCall(PetscNew(&sp));
-  PetscCall(MatCSRKOptionsDefault(&sp->opt));
+  PetscCall(MatCSRKOptionsFromMat(B, &sp->opt));
   B->spptr = sp;
 
   B->ops->assemblyend    = MatAssemblyEnd_MPICSRK;

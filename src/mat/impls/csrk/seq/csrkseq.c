@@ -21,7 +21,38 @@ static PetscErrorCode MatSeqCSRKGetSpptr(Mat A, Mat_SeqCSRK **sp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The structure for the current pattern, options and values of A */
+/* A new structure for the current pattern and values of A, built with the options opt */
+PetscErrorCode MatSeqCSRKBuildStructure(Mat A, const MatCSRKOptions *opt)
+{
+  Mat_SeqCSRK *sp;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKStructureDestroy(&sp->st));
+  PetscCall(MatCSRKStructureBuild(A, opt, &sp->st));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &sp->state));
+  sp->nzstate = A->nonzerostate;
+  sp->stale   = PETSC_FALSE;
+  sp->nbuilds++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The current values of A copied into its structure (same pattern) */
+PetscErrorCode MatSeqCSRKRefreshStructure(Mat A)
+{
+  Mat_SeqCSRK *sp;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
+  PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &sp->state));
+  sp->nrefresh++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The structure for the current pattern, options and values of A, built or refreshed now if it must be */
 PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat A, MatCSRKStructure **st)
 {
   Mat_SeqCSRK     *sp;
@@ -31,20 +62,8 @@ PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat A, MatCSRKStructure **st)
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
   PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Not for unassembled matrix");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  if (!sp->st || sp->stale || sp->nzstate != A->nonzerostate) {
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
-    PetscCall(MatCSRKStructureBuild(A, &sp->opt, &sp->st));
-    sp->nzstate = A->nonzerostate;
-    sp->state   = state;
-    sp->stale   = PETSC_FALSE;
-    sp->nbuilds++;
-  } else if (sp->state != state) {
-    PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
-    PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
-    PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
-    sp->state = state;
-    sp->nrefresh++;
-  }
+  if (!sp->st || sp->stale || sp->nzstate != A->nonzerostate) PetscCall(MatSeqCSRKBuildStructure(A, &sp->opt));
+  else if (sp->state != state) PetscCall(MatSeqCSRKRefreshStructure(A));
   PetscCall(MatCSRKStructureAttach(A, sp->st));
   *st = sp->st;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -52,29 +71,51 @@ PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat A, MatCSRKStructure **st)
 
 PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
 {
-  MatCSRKStructure  *st;
-  const PetscScalar *x;
-  PetscScalar       *y;
+  MatCSRKStructure     *st;
+  const PetscScalar    *x;
+  PetscScalar          *y;
+  const struct _MatOps *base;
+  PetscLogDouble        t0, t1;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetUpToDateStructure(A, &st));
+  PetscCall(MatSeqCSRKGetProductStructure(A, &st));
+  PetscCall(PetscTime(&t0));
+  if (!st) {
+    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
+    PetscCall((*base->mult)(A, xx, yy));
+    PetscCall(PetscTime(&t1));
+    PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_FALSE, t1 - t0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(VecGetArrayRead(xx, &x));
   PetscCall(VecGetArrayWrite(yy, &y));
   PetscCall(MatCSRKMultKernel(st, x, NULL, y));
   PetscCall(VecRestoreArrayRead(xx, &x));
   PetscCall(VecRestoreArrayWrite(yy, &y));
+  PetscCall(PetscTime(&t1));
+  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0));
   PetscCall(PetscLogFlops(2.0 * st->nnz - st->nonzerorows));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
 {
-  MatCSRKStructure  *st;
-  const PetscScalar *x, *y;
-  PetscScalar       *z;
+  MatCSRKStructure     *st;
+  const PetscScalar    *x, *y;
+  PetscScalar          *z;
+  const struct _MatOps *base;
+  PetscLogDouble        t0, t1;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetUpToDateStructure(A, &st));
+  PetscCall(MatSeqCSRKGetProductStructure(A, &st));
+  PetscCall(PetscTime(&t0));
+  if (!st) {
+    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
+    PetscCall((*base->multadd)(A, xx, yy, zz));
+    PetscCall(PetscTime(&t1));
+    PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_FALSE, t1 - t0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(VecGetArrayRead(xx, &x));
   if (yy == zz) {
     PetscCall(VecGetArray(zz, &z));
@@ -90,6 +131,8 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     PetscCall(VecRestoreArrayRead(yy, &y));
     PetscCall(VecRestoreArrayWrite(zz, &z));
   }
+  PetscCall(PetscTime(&t1));
+  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0));
   PetscCall(PetscLogFlops(2.0 * st->nnz));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -139,7 +182,9 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionBegin;
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
   PetscCall(PetscMemzero(info, sizeof(*info)));
-  if (A->assembled) PetscCall(MatSeqCSRKGetUpToDateStructure(A, &st));
+  /* eager: what the next product would use; budget: what the block has now, without spending on it */
+  if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKGetUpToDateStructure(A, &st));
+  else if (A->assembled && sp->st && !sp->stale && sp->nzstate == A->nonzerostate) st = sp->st;
   info->k        = sp->opt.k;
   info->ordering = sp->opt.ordering;
   info->layout   = sp->opt.layout;
@@ -165,6 +210,8 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
+  info->nbase    = sp->budget.nbase;
+  info->nfast    = sp->budget.nfast;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -185,10 +232,8 @@ PetscErrorCode MatSeqCSRKSetOptions(Mat A, const MatCSRKOptions *opt)
 
   PetscFunctionBegin;
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  if (!MatCSRKOptionsEqual(&sp->opt, opt)) {
-    sp->opt   = *opt;
-    sp->stale = PETSC_TRUE;
-  }
+  if (!MatCSRKOptionsEqual(&sp->opt, opt)) sp->stale = PETSC_TRUE;
+  sp->opt = *opt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -286,7 +331,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscNew(&sp));
-  PetscCall(MatCSRKOptionsDefault(&sp->opt));
+  PetscCall(MatCSRKOptionsFromMat(B, &sp->opt));
   sp->nzstate = -1;
   sp->state   = -1;
   B->spptr    = sp;

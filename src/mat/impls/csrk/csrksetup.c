@@ -1,0 +1,172 @@
+/*
+   When a CPU block builds its CSR-k structure and copies new values into it: the set-up budget (rent or buy).
+
+   The structure costs a build (a pattern search and copies of the values, an ordering where one is chosen) and a copy
+   of the values after each change, and only faster products pay that back. A solve of a few products cannot, a long
+   one can, and neither knows its length in advance. So a block multiplies with PETSc's AIJ kernel ("rent") and keeps
+   a credit: each AIJ product adds a fraction CSRK_SETUP_BUDGET of its time, each product with the structure adds the
+   same fraction of the AIJ time plus what it saved against AIJ, and each build or refresh spends its measured time.
+   A set-up runs only when the credit covers its expected cost, so over any run the set-up costs at most that
+   fraction of the product time plus what the structure saved: a short solve runs as with AIJ, a long one gets the
+   structure after a few percent of its products. A structure whose products are no faster than AIJ's is dropped
+   until the nonzero pattern changes. The expected costs are in AIJ products, measured on the two machines of
+   docs/design.md ("Set-up budget").
+
+   The off-process block of an MPI matrix always runs AIJ's product (compressed rows).
+
+   With the auto ordering the first build keeps the user's order; the check of a reordering (its ordering, a second
+   build and the timing that confirms it, tens of products) waits for a credit of its own.
+*/
+#include "csrkimpl.h"
+
+#define CSRK_SETUP_BUDGET     0.05 /* fraction of the product time a set-up may spend (about 3 % of a CG solve's time) */
+#define CSRK_BUILD_PRODUCTS   12.0 /* expected cost of a build in the user's order, in AIJ products */
+#define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
+#define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh until one was timed */
+#define CSRK_JUDGE_PRODUCTS   3    /* products with a new structure before it is compared with AIJ's product */
+
+/* Mean |i - j| over the nonzeros: the auto ordering's test of a far-from-banded matrix */
+static PetscReal CSRKMeanDistance(PetscInt m, const PetscInt *ai, const PetscInt *aj)
+{
+  PetscReal sum = 0;
+
+  for (PetscInt i = 0; i < m; i++)
+    for (PetscInt q = ai[i]; q < ai[i + 1]; q++) sum += (PetscReal)PetscAbsInt(aj[q] - i);
+  return ai[m] ? sum / (PetscReal)ai[m] : 0;
+}
+
+static void CSRKBudgetSpend(MatCSRKBudget *b, PetscLogDouble t)
+{
+  b->credit -= t;
+}
+
+/* A new nonzero pattern (or new options): nothing known of its products yet; the credit earned so far stays */
+static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
+{
+  b->tbase    = 0;
+  b->tfast    = 0;
+  b->trefresh = 0;
+  b->nfastst  = 0;
+  b->declined = PETSC_FALSE;
+  b->reorder  = (PetscBool)(opt->ordering == MAT_CSRK_ORDERING_AUTO);
+}
+
+/* Builds the structure with the options opt and charges its time */
+static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptions *opt)
+{
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatSeqCSRKBuildStructure(A, opt));
+  PetscCall(PetscTime(&t1));
+  CSRKBudgetSpend(&sp->budget, t1 - t0);
+  sp->budget.tfast   = 0;
+  sp->budget.nfastst = 0;
+  PetscCall(PetscInfo(A, "Set-up budget: structure built in %g s (%g AIJ products) after %" PetscInt_FMT " AIJ products; credit left %g s\n", t1 - t0, (t1 - t0) / sp->budget.tbase, sp->budget.nbase, sp->budget.credit));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The auto ordering's second step, once the credit covers it: reorder a far-from-banded matrix (the build's own check
+   then compares the product in both orders and keeps the faster) */
+static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
+{
+  MatCSRKBudget  *b = &sp->budget;
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+  PetscInt        m, n;
+  PetscLogDouble  t0, t1;
+  PetscReal       dist;
+
+  PetscFunctionBegin;
+  b->reorder = PETSC_FALSE;
+  PetscCall(MatGetSize(A, &m, &n));
+  if (m != n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  dist = CSRKMeanDistance(m, ai, aj);
+  PetscCall(PetscTime(&t1));
+  CSRKBudgetSpend(b, t1 - t0);
+  if (!CSRK_AUTO_SCRAMBLED(dist, m)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscInfo(A, "Set-up budget: mean |i-j| %g for %" PetscInt_FMT " rows, the auto ordering's check of a reordering runs\n", (double)dist, m));
+  PetscCall(CSRKBudgetBuild(A, sp, &sp->opt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatSeqCSRKGetProductStructure - the structure the next product of A runs with, built or refreshed now when the
+   budget allows; NULL: this product runs with PETSc's AIJ kernel (always current: the AIJ arrays are the master copy)
+*/
+PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
+{
+  Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
+  MatCSRKBudget   *b  = &sp->budget;
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  *st = NULL;
+  /* the off-process block of an MPI matrix: its rows are mostly empty, which AIJ's compressed rows skip and a
+     structure over every row does not */
+  if (sp->offdiag && !sp->opt.gpu) PetscFunctionReturn(PETSC_SUCCESS);
+  if (sp->opt.setup == MAT_CSRK_SETUP_EAGER) {
+    PetscCall(MatSeqCSRKGetUpToDateStructure(A, st));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Not for unassembled matrix");
+  if (sp->stale || sp->nzstate != A->nonzerostate) {
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    CSRKBudgetNewPattern(b, &sp->opt);
+    sp->nzstate = A->nonzerostate;
+    sp->stale   = PETSC_FALSE;
+  }
+  if (b->declined || b->tbase == 0) PetscFunctionReturn(PETSC_SUCCESS); /* AIJ's product is timed first */
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (!sp->st) {
+    MatCSRKOptions opt = sp->opt;
+
+    if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
+    if (b->credit < (opt.ordering == MAT_CSRK_ORDERING_NATURAL ? CSRK_BUILD_PRODUCTS : CSRK_REORDER_PRODUCTS) * b->tbase) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(CSRKBudgetBuild(A, sp, &opt));
+  } else if (sp->state != state) {
+    PetscLogDouble t0, t1;
+
+    if (b->credit < (b->trefresh > 0 ? b->trefresh : CSRK_REFRESH_PRODUCTS * b->tbase)) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(PetscTime(&t0));
+    PetscCall(MatSeqCSRKRefreshStructure(A));
+    PetscCall(PetscTime(&t1));
+    b->trefresh = t1 - t0;
+    CSRKBudgetSpend(b, b->trefresh);
+  } else if (b->reorder && b->credit >= CSRK_REORDER_PRODUCTS * b->tbase) PetscCall(CSRKBudgetReorder(A, sp));
+  PetscCall(MatCSRKStructureAttach(A, sp->st));
+  *st = sp->st;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatSeqCSRKBudgetRecord - accounts a product of A that took t seconds, with the structure (fast) or AIJ's kernel
+*/
+PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, PetscBool fast, PetscLogDouble t)
+{
+  Mat_SeqCSRK   *sp = (Mat_SeqCSRK *)A->spptr;
+  MatCSRKBudget *b  = &sp->budget;
+
+  PetscFunctionBegin;
+  if (!fast) {
+    b->nbase++;
+    b->tbase = b->tbase > 0 ? PetscMin(b->tbase, t) : t;
+    b->credit += CSRK_SETUP_BUDGET * t;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  b->nfast++;
+  if (sp->opt.setup == MAT_CSRK_SETUP_EAGER || b->tbase == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  b->nfastst++;
+  b->tfast = b->tfast > 0 ? PetscMin(b->tfast, t) : t;
+  b->credit += CSRK_SETUP_BUDGET * b->tbase + (b->tbase - t);
+  if (b->nfastst == CSRK_JUDGE_PRODUCTS && b->tfast >= b->tbase) {
+    PetscCall(PetscInfo(A, "Set-up budget: product %g us with the structure, %g us with AIJ's kernel: structure dropped for this nonzero pattern\n", 1e6 * b->tfast, 1e6 * b->tbase));
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    b->declined = PETSC_TRUE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
