@@ -81,7 +81,7 @@ case " $phases " in *" test "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
-    for kern in scalar vector stream sliced adaptive cusparse merge; do
+    for kern in scalar vector stream sliced cusparse merge; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
@@ -89,7 +89,6 @@ case " $phases " in *" test "*)
       run "parity random k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 $o
       run "parity permuted lap3d7 k=$k $kern" 1 "$build/tests/parity" -problem lap3d7 -n 20 -permute 1 $o
       run "parity randrect k=$k $kern" 1 "$build/tests/parity" -problem randrect -n 2000 $o
-      run "parity long rows forced k=$k $kern" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_cuda_long 8 $o
       run "parity powerlaw k=$k $kern" 1 "$build/tests/parity" -problem powerlaw -n 5000 $o
       # the stream kernel holds a block's nonzeros in shared memory: forced on the arrow (a row of 46,500 entries)
       # it must refuse with a PETSc error
@@ -101,24 +100,21 @@ case " $phases " in *" test "*)
       done
     done
   done
-  for w in 2 4 8 16 32; do run "parity width $w" 1 "$build/tests/parity" -problem lap3d27 -n 16 -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector -mat_csrk_cuda_width $w; done
-  # sliced column indices: each code (8-bit, 16-bit offsets, 32-bit columns) and compression off
-  for c in 0 1; do
-    o="-ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel sliced -mat_csrk_compress_indices $c"
-    run "parity sliced compress=$c lap3d27" 1 "$build/tests/parity" -problem lap3d27 -n 40 $o
-    run "parity sliced compress=$c random" 1 "$build/tests/parity" -problem random -n 3000 $o
-    run "parity sliced compress=$c permuted natural" 1 "$build/tests/parity" -problem lap3d7 -n 30 -permute 1 -mat_csrk_ordering natural $o
-    run "parity sliced compress=$c permuted natural 27-point" 1 "$build/tests/parity" -problem lap3d27 -n 16 -permute 1 -mat_csrk_ordering natural $o
+  # vector kernel lanes from the mean row length: 7, 27, 81 entries
+  for pr in "lap3d7 -n 20" "lap3d27 -n 16" "elasticity3d -n 10"; do run "parity vector $pr" 1 "$build/tests/parity" -problem $pr -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector; done
+  # the device set-up of the sliced kernel: row patterns found on the device (stencils and block size 3 in natural
+  # order), plain columns where patterns are off or the rows do not fit the dictionary (random rows, scrambled
+  # stencils: more distinct rows than the dictionary holds), empty rows, a rectangular block
+  for pr in "lap3d27 -n 40" "lap3d7 -n 48" "elasticity3d -n 14" "lap2d5 -n 300"; do
+    run_info "parity sliced, device row patterns: $pr" "Sliced kernel over row patterns" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+    run_info "parity sliced, patterns off: $pr" "set up on the device: kernel sliced" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   done
-  # row patterns (the default where the rows fit the dictionary) and the codes they replace when off
-  for pt in 1 0; do
-    text=$([ $pt = 1 ] && echo "Sliced kernel over row patterns" || echo "Sliced column indices")
-    for pr in "lap3d27 -n 40" "lap3d7 -n 48" "elasticity3d -n 14"; do
-      run_info "parity sliced row patterns=$pt $pr" "$text" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns $pt
-    done
-  done
-  # renumbered rows: patterns where the dictionary holds them, else the codes
-  run "parity sliced, renumbered rows" 1 "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+  run_info "parity sliced, auto on a stencil" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
+  run_info "parity sliced, too many patterns (random)" "do not fit the dictionary" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+  run_info "parity sliced, too many patterns (scrambled 27-point)" "do not fit the dictionary" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+  run "parity sliced, rectangular" 1 "$build/tests/parity" -problem randrect -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+  # forced host orderings: the device keeps the user's ordering
+  run "parity csrkcuda, -mat_csrk_ordering rcm" 1 "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda
   # the GPU type's host fallback: host vectors (parity's vectors are otherwise the tested type's, device vectors)
   run "parity csrkcuda, host vectors" 1 "$build/tests/parity" -problem lap3d27 -n 20 -ctype csrkcuda -ref_vectors
   for np in 1 2; do
@@ -127,6 +123,12 @@ case " $phases " in *" test "*)
     run "ksp csrkcuda" $np "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
   done
   run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
+  # value refresh on the device and MatBindToCPU, for each layout kind (sliced with patterns, sliced plain, CSR kernels)
+  for kern in sliced stream merge cusparse vector; do
+    run "state csrkcuda $kern" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel $kern
+  done
+  run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
+  run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
   # the MPI product's own halo exchange (pinned host buffers; the default) with several neighbours per rank and a
   # rectangular matrix, and MPIAIJ's VecScatter instead
   run_info "MPI halo through pinned buffers (np 2)" "halo exchange through pinned host buffers" mpiexec -n 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda
@@ -154,14 +156,14 @@ case " $phases " in *" sanitize "*)
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns adaptive cusparse merge}; do
-      prob="-problem random -n 300"
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns cusparse merge}; do
+      prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
       # racecheck leaves out cuSPARSE's own kernels (the cusparse kernel's SpMV): its shared-memory hazards are the
       # library's, reported between writes within its csrmv kernel; our gather and scatter around it stay checked
       excl=""
       [ "$tool" = racecheck ] && [ "$kern" = cusparse ] && excl="--kernel-name-exclude kns=cusparse"
-      if "$cs" --tool $tool $excl --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%-patterns}" -mat_csrk_cuda_long 8 >"$out/sanitizer-$tool-$kern.log" 2>&1; then
+      if "$cs" --tool $tool $excl --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%-patterns}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else
         echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"
@@ -256,7 +258,7 @@ case " $phases " in *" tune "*)
   for p in $(echo "${TUNE_PROBLEMS:-lap3d7:150,lap3d27:100,elasticity3d:60,random:2000000}" | tr , ' '); do
     types=""
     for ssr in $sizes; do for sr in $sizes; do types="$types,csrkcuda:k=3:sr=$sr:ssr=$ssr"; done; done
-    for w in 2 4 8 16 32; do types="$types,csrkcuda:k=3:kernel=vector:width=$w"; done
+    types="$types,csrkcuda:k=3:kernel=vector"
     timeout 150 "$build/tutorials/bench" -problem "${p%%:*}" -n "${p##*:}" -types "aijcusparse${types}" -ref aijcusparse -reps 30 -warmup 5 -stream 0 -solve 0 -o "$out/tune-gpu.csv" >/dev/null 2>&1
     echo "tuned $p"
   done

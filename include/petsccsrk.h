@@ -124,17 +124,16 @@ $  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle 
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
 $  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored column by column (padded to its longest row),
 $                                so that every load of a warp is coalesced; for rows of nearly equal length
-$  MAT_CSRK_CUDA_KERNEL_ADAPTIVE - blocks of consecutive rows cut by nonzeros (at most 1024 each): coalesced products in
-$                                shared memory, then a thread per short row and a warp per longer one; for irregular rows
 $  MAT_CSRK_CUDA_KERNEL_CUSPARSE - cuSPARSE's merge-based CSR SpMV (CUSPARSE_SPMV_CSR_ALG2, deterministic) over the CSR
-$                                arrays of the CSR-k copy
+$                                arrays of the device copy
 $  MAT_CSRK_CUDA_KERNEL_MERGE  - rows and nonzeros together cut into equal tiles of a block each (merge path), a segmented
 $                                scan in each block and a fixed-order sum of the rows that cross tiles; for irregular rows
 
-   Rows much longer than the mean go to a block-per-row kernel in every case (-mat_csrk_cuda_long).
+   With the scalar, vector and stream kernels, rows far longer than the mean (more than max(512, 16 x mean)) go to a
+   chunked long-row kernel.
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse,merge> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
 
    Level: advanced
 
@@ -146,7 +145,6 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_VECTOR,
   MAT_CSRK_CUDA_KERNEL_STREAM,
   MAT_CSRK_CUDA_KERNEL_SLICED,
-  MAT_CSRK_CUDA_KERNEL_ADAPTIVE,
   MAT_CSRK_CUDA_KERNEL_CUSPARSE,
   MAT_CSRK_CUDA_KERNEL_MERGE
 } MatCSRKCUDAKernel;
@@ -201,7 +199,7 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowSlices(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowNodes(Mat, PetscBool);
-PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel, PetscInt);
+PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 

@@ -33,6 +33,38 @@ static PetscErrorCode Check(Mat A, Mat C, const char *step)
     nfail++;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: relative error of MatMult %g\n", step, (double)err));
   }
+  {
+    /* the transpose and the diagonal too: their device copies follow value changes as well */
+    Vec      xt, yt, ytref;
+    PetscInt M, N;
+    PetscCall(MatCreateVecs(C, &yt, &xt));
+    PetscCall(VecDuplicate(yt, &ytref));
+    PetscCall(VecCopy(yref, xt));
+    PetscCall(MatMultTranspose(A, xt, ytref));
+    PetscCall(VecSet(yt, (PetscScalar)NAN));
+    PetscCall(MatMultTranspose(C, xt, yt));
+    PetscCall(TestRelativeError(yt, ytref, &err));
+    nchecks++;
+    if (!(err <= 1e-12)) {
+      nfail++;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: relative error of MatMultTranspose %g\n", step, (double)err));
+    }
+    PetscCall(MatGetSize(C, &M, &N));
+    if (M == N) {
+      PetscCall(MatGetDiagonal(A, yref));
+      PetscCall(VecSet(y, (PetscScalar)NAN));
+      PetscCall(MatGetDiagonal(C, y));
+      PetscCall(TestRelativeError(y, yref, &err));
+      nchecks++;
+      if (!(err <= 1e-14)) {
+        nfail++;
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s: relative error of MatGetDiagonal %g\n", step, (double)err));
+      }
+    }
+    PetscCall(VecDestroy(&xt));
+    PetscCall(VecDestroy(&yt));
+    PetscCall(VecDestroy(&ytref));
+  }
   /* and the inherited AIJ side holds the same matrix (MatEqual would need equal ghost columns on every process) */
   {
     Mat       Dm;
@@ -222,6 +254,21 @@ int main(int argc, char **argv)
   PetscCall(MatShift(A, 3.0));
   PetscCall(MatShift(C, 3.0));
   PetscCall(Check(A, C, "MatShift"));
+  {
+    /* the GPU type bound to the CPU multiplies on the host; unbound again, its device copy takes the values changed
+       meanwhile */
+    PetscBool iscuda;
+    PetscCall(PetscStrcmp(ctype, "csrkcuda", &iscuda));
+    if (iscuda) {
+      PetscCall(MatBindToCPU(C, PETSC_TRUE));
+      PetscCall(Check(A, C, "MatBindToCPU(true)"));
+      PetscCall(MatScale(A, 1.25));
+      PetscCall(MatScale(C, 1.25));
+      PetscCall(Check(A, C, "MatScale while bound to the CPU"));
+      PetscCall(MatBindToCPU(C, PETSC_FALSE));
+      PetscCall(Check(A, C, "MatBindToCPU(false) after new values"));
+    }
+  }
   PetscCall(MatCreateVecs(A, &r, &l));
   {
     PetscScalar *a;

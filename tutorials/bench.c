@@ -34,7 +34,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          slices=<0|1> (with row patterns, runs of 8 rows a row per vector lane: CPU),\n"
                            "                          nodes=<0|1> (one thread: consecutive rows with one column list together: CPU),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
-                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|adaptive|cusparse|merge> width=<lanes per row>\n"
+                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|cusparse|merge>\n"
                            "                          pinned_halo=<0|1> (MPI: own halo exchange through pinned buffers, or VecScatter))\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
@@ -70,7 +70,7 @@ typedef struct {
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
   PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune, set_comp, set_pat, set_slices, set_nodes, set_halo;
-  PetscInt        k, sr, ssr, threads, width, compress, patterns, slices, nodes, pinned_halo;
+  PetscInt        k, sr, ssr, threads, compress, patterns, slices, nodes, pinned_halo;
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
@@ -162,7 +162,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, adaptive, cusparse, merge)", str, val);
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, cusparse, merge)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
     } else if (!strcmp(tok, "compress")) {
@@ -180,10 +180,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "pinned_halo")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->pinned_halo));
       e->set_halo = PETSC_TRUE;
-    } else if (!strcmp(tok, "width")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 32, &e->width));
-      e->set_kern = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, patterns, slices, nodes, kernel, width, pinned_halo)", str, tok);
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, patterns, slices, nodes, kernel, pinned_halo)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -361,7 +358,7 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_k) PetscCall(MatCSRKSetLevels(C, e->k));
   if (e->set_ord) PetscCall(MatCSRKSetOrdering(C, e->ordering));
   if (e->set_lay) PetscCall(MatCSRKSetLayout(C, e->layout));
-  if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel, e->width));
+  if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel));
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
   if (e->set_tune) PetscCall(MatCSRKSetTuning(C, e->tune));
   if (e->set_comp) PetscCall(MatCSRKSetIndexCompression(C, (PetscBool)e->compress));

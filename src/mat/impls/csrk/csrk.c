@@ -9,7 +9,7 @@ const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatC
 const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
 const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
-const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "adaptive", "cusparse", "merge", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
+const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "cusparse", "merge", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
@@ -34,8 +34,6 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->setup    = MAT_CSRK_SETUP_BUDGET;
   opt->gpu         = PETSC_FALSE;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
-  opt->cuda_width  = 0;
-  opt->cuda_long   = 0;
   opt->cuda_halo_pinned = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -44,8 +42,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
    halo exchange (cuda_halo_pinned) and the set-up rule are not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel &&
-                    a->cuda_width == b->cuda_width && a->cuda_long == b->cuda_long);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -106,11 +103,8 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
-    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), blocks cut by nonzeros (adaptive), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
-    PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_width", "Lanes per row of the vector kernel: 2, 4, 8, 16 or 32 (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_width, 0, 32));
-    PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_cuda_long", "Rows longer than this go to the block-per-row kernel (0: from the row statistics)", "MATCSRKCUDA", &opt->cuda_long, 0, CSRK_IDX_MAX));
+    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
-    PetscCheck(opt->cuda_width == 0 || opt->cuda_width == 2 || opt->cuda_width == 4 || opt->cuda_width == 8 || opt->cuda_width == 16 || opt->cuda_width == 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Value %" PetscInt_FMT " of option -%smat_csrk_cuda_width must be 0, 2, 4, 8, 16 or 32", opt->cuda_width, prefix ? prefix : "");
   }
   PetscOptionsHeadEnd();
   PetscCall(MatCSRKOptionsCheck(opt));
@@ -751,25 +745,24 @@ PetscErrorCode MatCSRKSetRowNodes(Mat A, PetscBool nodes)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRKCUDA` (a no-op for other types)
-. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_ADAPTIVE`, `MAT_CSRK_CUDA_KERNEL_CUSPARSE` or `MAT_CSRK_CUDA_KERNEL_MERGE`
-- width  - lanes per row of the vector kernel (2, 4, 8, 16 or 32), or 0 to choose it from the row statistics
+. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_CUSPARSE` or `MAT_CSRK_CUDA_KERNEL_MERGE`
 
-  Options Database Keys:
-+ -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse,merge> - the kernel
-- -mat_csrk_cuda_width <n>                   - the lanes per row
+  Options Database Key:
+. -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
+
+  Note:
+  The vector kernel's lanes per row follow the mean row length (4 up to 16 entries, 8 up to 32, 16 up to 64, else 32;
+  at least 2).
 
   Level: advanced
 
 .seealso: `MATCSRKCUDA`, `MatCSRKCUDAKernel`
 @*/
-PetscErrorCode MatCSRKSetCUDAKernel(Mat A, MatCSRKCUDAKernel kernel, PetscInt width)
+PetscErrorCode MatCSRKSetCUDAKernel(Mat A, MatCSRKCUDAKernel kernel)
 {
   PetscFunctionBegin;
   PetscValidLogicalCollectiveEnum(A, kernel, 2);
-  PetscValidLogicalCollectiveInt(A, width, 3);
-  PetscCheck(width == 0 || width == 2 || width == 4 || width == 8 || width == 16 || width == 32, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Lanes per row must be 0, 2, 4, 8, 16 or 32, not %" PetscInt_FMT, width);
   MatCSRKSetField(A, cuda_kernel, kernel);
-  MatCSRKSetField(A, cuda_width, width);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

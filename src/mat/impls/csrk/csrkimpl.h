@@ -36,8 +36,6 @@ typedef struct {
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
-  PetscInt          cuda_width; /* lanes per row of the vector kernel, 0: from the row statistics */
-  PetscInt          cuda_long;  /* rows longer than this use the long-row kernel, 0: from the row statistics */
   PetscBool         cuda_halo_pinned; /* MPI product: its own halo exchange through pinned host buffers (else VecScatter) */
 } MatCSRKOptions;
 
@@ -106,9 +104,7 @@ typedef struct {
   PetscObjectState  state;   /* object state the values were copied at */
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
-  /* CUDA type: the device copy and the host counters it was uploaded at */
-  void             *device;
-  PetscInt          dev_nbuilds, dev_nrefresh;
+  void             *cuda;    /* CUDA type: its device data (Mat_SeqCSRKCUDA, cuda/csrkcuda.h) */
   PetscBool         offdiag; /* off-diagonal block of an MPI matrix: its input is the matrix's own ghost vector */
 } Mat_SeqCSRK;
 

@@ -1,10 +1,12 @@
 /*
    MATSEQCSRKCUDA ("seqaijcsrkcuda"): the sequential CSR-k type with the products on an NVIDIA GPU.
 
-   A MATSEQCSRKCUDA is a MATSEQCSRK (same host structure build, same AIJ master copy, same option handling) whose
-   products run on the device copy of the structure. The device copy follows the host structure's build and
-   refresh counters, so values changed on the host are uploaded once, at the next product, and nothing crosses
-   between host and device while they do not change. The MPI type (csrkcudampi.c) is MATMPICSRK with these blocks.
+   A MATSEQCSRKCUDA is a MATSEQCSRK (same AIJ master copy, same option handling) whose products run on a device copy
+   made from the AIJ arrays on the device itself (csrkcudasetup.cu), in the user's ordering; the host CSR-k structure
+   is built only for products with host vectors or while the matrix is bound to the CPU. The device copy follows the
+   nonzero state (a new layout) and the object state (new values, uploaded once at the next device operation), so
+   nothing crosses between host and device while they do not change. The MPI type (csrkcudampi.c) is MATMPICSRK with
+   these blocks.
 */
 #include "csrkcuda.h"
 #include <petscdevice.h>
@@ -13,30 +15,51 @@ static const char *const SeqCUDAFrom[]    = {"MatConvert_seqaij_seqaijcsrkcuda_C
 static const char *const SeqCUDAToAIJ[]   = {"MatConvert_seqaijcsrkcuda_seqaij_C", "MatConvert_seqaijcsrkcuda_seqaijcusparse_C", "MatConvert_seqaijcsrkcuda_aijcusparse_C", NULL};
 static const char *const SeqCUDAToCSRK[]  = {"MatConvert_seqaijcsrkcuda_seqaijcsrk_C", "MatConvert_seqaijcsrkcuda_csrk_C", NULL};
 
-/* The device copy for the current pattern, options and values of A */
-static PetscErrorCode MatSeqCSRKCUDAGetDevice(Mat A, CSRKDevice **dev, MatCSRKStructure **st)
+static Mat_SeqCSRKCUDA *MatSeqCSRKCUDAGetData(Mat A)
 {
-  Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
+  return (Mat_SeqCSRKCUDA *)((Mat_SeqCSRK *)A->spptr)->cuda;
+}
+
+/* the options that shape the device layout */
+static PetscBool MatSeqCSRKCUDAOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
+{
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->compress == b->compress && a->patterns == b->patterns && a->cuda_kernel == b->cuda_kernel);
+}
+
+/* The device copy for the current pattern, options and values of A: built on the device from the AIJ arrays when the
+   pattern or the options changed, the values uploaded once when only they changed (the object state moved) */
+static PetscErrorCode MatSeqCSRKCUDACopyToGPU(Mat A, CSRKDevice **dev)
+{
+  Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
+  Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
+  PetscObjectState state;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetUpToDateStructure(A, st));
-  if (!sp->device || sp->dev_nbuilds != sp->nbuilds) {
-    PetscCall(MatCSRKCUDADeviceUpload(*st, &sp->opt, PETSC_TRUE, (CSRKDevice **)&sp->device));
-    sp->dev_nbuilds  = sp->nbuilds;
-    sp->dev_nrefresh = sp->nrefresh;
-    {
-      const CSRKDevice *d = (CSRKDevice *)sp->device;
-      PetscCall(PetscInfo(A, "CSR-k uploaded: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows, %" PetscInt_FMT " padded entries (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], d->width, d->bx, d->by, d->bz, d->nlong,
-                          d->pnnz, (double)d->mean, (double)d->var, d->maxlen));
-      if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED && d->rowpat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
-      else if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED)
-        PetscCall(PetscInfo(A, "Sliced column indices: %g bytes per padded entry; super-rows with 8-bit offsets %" PetscInt_FMT ", 16-bit offsets %" PetscInt_FMT ", 32-bit columns %" PetscInt_FMT "\n", (double)d->index_bytes, d->nslices[0], d->nslices[1], d->nslices[2]));
-    }
-  } else if (sp->dev_nrefresh != sp->nrefresh) {
-    PetscCall(MatCSRKCUDADeviceUpload(*st, &sp->opt, PETSC_FALSE, (CSRKDevice **)&sp->device));
-    sp->dev_nrefresh = sp->nrefresh;
+  PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Not for unassembled matrix");
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (c->offloadmask == PETSC_OFFLOAD_BOTH && c->state != state) c->offloadmask = PETSC_OFFLOAD_CPU;
+  if (!c->dev || c->nzstate != A->nonzerostate || !MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt)) {
+    const CSRKDevice *d;
+
+    PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+    PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, &c->dev));
+    PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+    c->nsetups++;
+    c->nzstate = A->nonzerostate;
+    c->opt     = sp->opt;
+    d          = c->dev;
+    PetscCall(PetscInfo(A, "CSR-k set up on the device: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows, %" PetscInt_FMT " padded entries, %g MB of device memory (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], d->width, d->bx, d->by, d->bz, d->nlong, d->pnnz, d->bytes / 1048576.0, (double)d->mean, (double)d->var, d->maxlen));
+    if (d->rowpat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
+    if (d->crows) PetscCall(PetscInfo(A, "Products over the %" PetscInt_FMT " non-empty rows of %" PetscInt_FMT "\n", d->nc, d->m));
+  } else if (c->offloadmask != PETSC_OFFLOAD_BOTH) {
+    PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+    PetscCall(MatCSRKCUDADeviceRefresh(A, c->dev));
+    PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+    c->nrefresh++;
   }
-  *dev = (CSRKDevice *)sp->device;
+  c->state       = state;
+  c->offloadmask = PETSC_OFFLOAD_BOTH;
+  *dev           = c->dev;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -59,7 +82,6 @@ static PetscErrorCode MatSeqCSRKCUDAPrepareInput(Mat A, Vec xx)
 static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx, Vec yy, Vec zz)
 {
   CSRKDevice           *d = NULL;
-  MatCSRKStructure     *st;
   const PetscScalar    *x, *y = NULL, *xd;
   PetscScalar          *z;
   PetscMemType          xmt, ymt, zmt;
@@ -79,7 +101,8 @@ static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx,
     else PetscCall((*base->multtranspose)(A, xx, zz));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatSeqCSRKCUDAGetDevice(A, &d, &st));
+  PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
+  if (transpose && !d->t) PetscCall(MatCSRKCUDADeviceBuildTranspose(A, d));
   PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
   xd = x;
   if (!PetscMemTypeDevice(xmt)) PetscCall(MatCSRKCUDADeviceStage(d, x, transpose ? d->m : d->n, &xd));
@@ -88,10 +111,10 @@ static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx,
     PetscCheck(PetscMemTypeDevice(ymt), PETSC_COMM_SELF, PETSC_ERR_SUP, "A product adding a host vector y into a device vector z is not supported: use vectors of one kind");
   } else if (yy) y = z;
   PetscCall(PetscLogGpuTimeBegin());
-  if (transpose) PetscCall(MatCSRKCUDADeviceMultTranspose(d, st, xd, y, z));
+  if (transpose) PetscCall(MatCSRKCUDADeviceMultTranspose(d, xd, y, z));
   else PetscCall(MatCSRKCUDADeviceMult(d, xd, y, z));
   PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(PetscLogGpuFlops(yy || transpose ? 2.0 * st->nnz : 2.0 * st->nnz - st->nonzerorows));
+  PetscCall(PetscLogGpuFlops(yy || transpose ? 2.0 * d->nnz : 2.0 * d->nnz - d->nonzerorows));
   PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
   if (yy && yy != zz) PetscCall(VecRestoreArrayReadAndMemType(yy, &y));
   if (yy == zz) PetscCall(VecRestoreArrayAndMemType(zz, &z));
@@ -131,10 +154,9 @@ static PetscErrorCode MatMultTransposeAdd_SeqCSRKCUDA(Mat A, Vec xx, Vec yy, Vec
 /* MatGetDiagonal() on the device when v lives there (Jacobi preconditioners call it at every set-up) */
 static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
 {
-  CSRKDevice       *d;
-  MatCSRKStructure *st;
-  PetscScalar      *a;
-  PetscMemType      mt;
+  CSRKDevice  *d;
+  PetscScalar *a;
+  PetscMemType mt;
 
   PetscFunctionBegin;
   PetscCall(VecGetArrayWriteAndMemType(v, &a, &mt));
@@ -146,25 +168,58 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
     PetscCall((*base->getdiagonal)(A, v));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatSeqCSRKCUDAGetDevice(A, &d, &st));
-  PetscCall(MatCSRKCUDADeviceGetDiagonal(d, st, a));
+  PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
+  PetscCall(MatCSRKCUDADeviceGetDiagonal(d, a));
   PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatBindToCPU(): the products of MATSEQCSRK (OpenMP) or those of the device */
+/* MatCSRKGetInfo(): the device copy's summary (the host structure's while bound to the CPU) */
+static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
+{
+  Mat_SeqCSRKCUDA *c = MatSeqCSRKCUDAGetData(A);
+  CSRKDevice      *d = NULL;
+
+  PetscFunctionBegin;
+  if (A->boundtocpu) {
+    PetscCall((*c->hostinfo)(A, info));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMemzero(info, sizeof(*info)));
+  if (A->assembled) PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
+  info->k        = ((Mat_SeqCSRK *)A->spptr)->opt.k;
+  info->ordering = MAT_CSRK_ORDERING_NATURAL;
+  info->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
+  info->tuning   = MAT_CSRK_TUNING_MODEL;
+  info->index_bytes = 4;
+  if (d) {
+    info->sr_size     = d->sr;
+    info->ssr_size    = d->ssr;
+    info->nsr         = d->nsr;
+    info->nssr        = d->nunits;
+    info->bytes       = (PetscLogDouble)d->bytes;
+    info->npatterns   = d->rowpat ? d->npat : 0;
+    info->index_bytes = d->rowpat ? 0 : 4;
+  }
+  info->nbuilds  = c->nsetups;
+  info->nrefresh = c->nrefresh;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatBindToCPU(): the operations of MATSEQCSRK (OpenMP, over the host structure) or those of the device; the AIJ
+   arrays on the host are always current, so binding copies nothing back */
 static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
 {
   const struct _MatOps *base;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  A->boundtocpu                = flg;
-  A->ops->mult                 = flg ? MatMult_SeqCSRK : MatMult_SeqCSRKCUDA;
-  A->ops->multadd              = flg ? MatMultAdd_SeqCSRK : MatMultAdd_SeqCSRKCUDA;
-  A->ops->multtranspose        = flg ? base->multtranspose : MatMultTranspose_SeqCSRKCUDA;
-  A->ops->multtransposeadd     = flg ? base->multtransposeadd : MatMultTransposeAdd_SeqCSRKCUDA;
-  A->ops->getdiagonal          = flg ? base->getdiagonal : MatGetDiagonal_SeqCSRKCUDA;
+  A->boundtocpu            = flg;
+  A->ops->mult             = flg ? MatMult_SeqCSRK : MatMult_SeqCSRKCUDA;
+  A->ops->multadd          = flg ? MatMultAdd_SeqCSRK : MatMultAdd_SeqCSRKCUDA;
+  A->ops->multtranspose    = flg ? base->multtranspose : MatMultTranspose_SeqCSRKCUDA;
+  A->ops->multtransposeadd = flg ? base->multtransposeadd : MatMultTransposeAdd_SeqCSRKCUDA;
+  A->ops->getdiagonal      = flg ? base->getdiagonal : MatGetDiagonal_SeqCSRKCUDA;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -173,7 +228,12 @@ static PetscErrorCode MatSeqCSRKCUDAClear(Mat A)
   Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
 
   PetscFunctionBegin;
-  if (sp) PetscCall(MatCSRKCUDADeviceDestroy((CSRKDevice **)&sp->device));
+  if (sp && sp->cuda) {
+    Mat_SeqCSRKCUDA *c = (Mat_SeqCSRKCUDA *)sp->cuda;
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", c->hostinfo));
+    PetscCall(MatCSRKCUDADeviceDestroy(&c->dev));
+    PetscCall(PetscFree(sp->cuda));
+  }
   PetscCall(MatCSRKComposeConverters(A, SeqCUDAFrom, NULL));
   PetscCall(MatCSRKComposeConverters(A, SeqCUDAToAIJ, NULL));
   PetscCall(MatCSRKComposeConverters(A, SeqCUDAToCSRK, NULL));
@@ -269,6 +329,16 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
     if (!opt.gpu && opt.k == 2) opt.k = 3;
     opt.gpu = PETSC_TRUE;
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
+    if (!sp->cuda) {
+      Mat_SeqCSRKCUDA *c;
+      PetscCall(PetscNew(&c));
+      c->offloadmask = PETSC_OFFLOAD_CPU;
+      c->nzstate     = -1;
+      c->state       = -1;
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
+      sp->cuda = c;
+      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_SeqCSRKCUDA));
+    }
   }
   PetscCall(MatBindToCPU_SeqCSRKCUDA(B, PETSC_FALSE));
   B->ops->bindtocpu = MatBindToCPU_SeqCSRKCUDA;
@@ -288,10 +358,13 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    Options Database Keys: those of `MATSEQCSRK`, and
 +  -mat_type csrkcuda - selects it (with -vec_type cuda, or -dm_vec_type cuda for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,adaptive,cusparse,merge> - the kernel
-.  -mat_csrk_cuda_width <n> - lanes per row of the vector kernel
-.  -mat_csrk_cuda_long <n> - rows longer than this go to the block-per-row kernel
--  -mat_csrk_compress_indices <bool> - 8- or 16-bit column offsets in the sliced kernel where they fit
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
+-  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows fit the dictionary
+
+   Notes:
+   The device copy is made on the device from the AIJ arrays (what `MATSEQAIJCUSPARSE` uploads), in the user's
+   ordering: `-mat_csrk_ordering` and `-mat_csrk_layout` apply only to the host products (host vectors, or the matrix
+   bound to the CPU with `MatBindToCPU()`).
 
    Level: beginner
 

@@ -1,4 +1,4 @@
-/* Device copy of a CSR-k structure (shared by the CUDA kernels and the MATSEQCSRKCUDA glue) */
+/* Device copy of a sequential CSR-k block (shared by the CUDA kernels and the MATSEQCSRKCUDA glue) */
 #ifndef CSRKCUDA_H
 #define CSRKCUDA_H
 
@@ -6,13 +6,17 @@
 
 typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle and descriptors (csrkcudakernels.cu) */
 
+/* The device layout of one block, built on the device from the uploaded AIJ arrays (csrkcudasetup.cu), rows in the
+   user's ordering. Super-rows are runs of sr consecutive rows, launch units runs of ssr super-rows. */
 typedef struct _n_CSRKDevice {
   PetscInt     m, n, nnz, k;
-  PetscInt     nunits;                   /* thread blocks: super-super-rows (k = 3) or super-rows */
-  CSRKIdx     *rowptr, *colidx, *unitptr, *srptr, *perm, *longrows;
-  PetscScalar *val, *xwork;
-  PetscInt     nlong, longlen;           /* rows longer than longlen go to the long-row kernels */
-  CSRKIdx     *longrowchunk, *longchunkq;  /* chunks [rowchunk[i], rowchunk[i+1]) of long row i; [q0, q1) of each chunk */
+  PetscInt     sr, ssr, nsr, nunits;     /* sizes of the launch grouping; thread blocks */
+  CSRKIdx     *rowptr, *colidx;          /* CSR arrays (freed by the sliced kernel over row patterns, which reads neither) */
+  PetscScalar *val;                      /* CSR values (NULL for the sliced kernels: a value refresh uploads to scratch) */
+  CSRKIdx     *unitptr, *srptr;          /* first super-row of each unit, first row of each super-row */
+  CSRKIdx     *longrows;                 /* rows longer than longlen go to the long-row kernels */
+  PetscInt     nlong, longlen;
+  CSRKIdx     *longrowchunk, *longchunkq; /* chunks [rowchunk[i], rowchunk[i+1]) of long row i; [q0, q1) of each chunk */
   PetscScalar *longpart;                 /* partial sum of each chunk */
   PetscInt     nlongchunks;
   MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto) */
@@ -20,40 +24,49 @@ typedef struct _n_CSRKDevice {
   size_t       smem;                     /* dynamic shared memory of the stream kernel */
   unsigned     bx, by, bz;               /* thread block shape */
   PetscReal    mean, var;                /* row-length statistics the kernel was chosen from */
-  PetscInt     maxlen;
-  struct _n_CSRKDevice *t;              /* MatMultTranspose: the transpose S^T of the stored matrix S as a matrix of its own */
-  CSRKIdx     *tmap;                     /* (rows in blocks of 32, long rows chunked), built at the first use; entry q of S^T */
-                                         /* is entry tmap[q] of S, for value refreshes */
-  CSRKIdx     *sliceptr, *spos;         /* sliced kernel: super-row s stored column by column from sliceptr[s] (padded to its */
-  PetscScalar *sval;                     /* longest row); spos[q]: position of CSR entry q there, for value refreshes */
+  PetscInt     maxlen, nonzerorows;
+  struct _n_CSRKDevice *t;               /* MatMultTranspose: the transpose S^T as a matrix of its own, built at the first use; */
+  CSRKIdx     *tmap;                     /* entry q of S^T is entry tmap[q] of S, for value refreshes */
+  CSRKIdx     *sliceptr;                 /* sliced kernels: super-row s (32 rows) stored column by column from sliceptr[s], */
+  PetscScalar *sval;                     /* padded to its longest row */
+  CSRKIdx     *scol;                     /* plain sliced kernel: the columns laid out as sval */
   PetscInt     pnnz;                     /* padded entries of the sliced storage */
-  unsigned    *sidxptr;                  /* column indices of super-row s: at sidx + 32 (sidxptr[s] >> 2), code sidxptr[s] & 3 */
-  unsigned char *sidx;                   /* (0, 1: 8- or 16-bit offsets from sbase[sbaseptr[s] + j] for entry position j; */
-  CSRKIdx     *sbaseptr, *sbase;         /* 2: 32-bit columns) */
-  PetscInt     nslices[3];               /* super-rows with each index code */
-  PetscBool    sliced_plain;             /* short rows: 32-bit columns at the values' offsets, CSRKSlicedPlainKernel */
-  PetscReal    index_bytes;              /* bytes of the column indices per padded entry, bases included */
-  uint16_t    *rowpat;                   /* sliced kernel over row patterns (NULL: over the codes above): pattern of each */
-  CSRKIdx     *patptr;                   /* row, whose offsets from the diagonal are patoff[patptr[p] .. patptr[p+1]) */
+  uint16_t    *rowpat;                   /* sliced kernel over row patterns: pattern of each row, whose offsets from */
+  CSRKIdx     *patptr;                   /* the diagonal are patoff[patptr[p] .. patptr[p+1]) */
   int32_t     *patoff;
   PetscInt     npat;
   CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
-  PetscScalar *ywork, *xtwork;           /* scratch: staged host inputs, gathered x of the transpose */
+  PetscScalar *ywork;                    /* scratch: staged host inputs */
   PetscInt     nywork;
   CSRKCusparse sp;                       /* the cusparse kernel: cuSPARSE's SpMV over rowptr, colidx and val */
   CSRKIdx     *mtile, *mcarryrow;        /* merge kernel: (row, nonzero) where each tile starts; row of each tile's carry */
   PetscScalar *mcarryval;                /* and its value */
   PetscInt     ntiles;
   PetscBool    mpdl;                     /* the fix-up kernel as a programmatic dependent launch */
-  size_t       bytes;
+  size_t       bytes;                    /* device memory held */
 } CSRKDevice;
 
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceUpload(const MatCSRKStructure *, const MatCSRKOptions *, PetscBool, CSRKDevice **);
+/* spptr->cuda of a MATSEQCSRKCUDA: the device copy and what it was made from */
+typedef struct {
+  CSRKDevice      *dev;
+  PetscOffloadMask offloadmask; /* PETSC_OFFLOAD_BOTH while the device copy holds A's current values, else PETSC_OFFLOAD_CPU */
+  PetscObjectState nzstate;     /* A->nonzerostate the layout was built for */
+  PetscObjectState state;       /* object state of the values on the device */
+  MatCSRKOptions   opt;         /* options the layout was built with */
+  PetscInt         nsetups, nrefresh;
+  PetscErrorCode (*hostinfo)(Mat, MatCSRKInfo *); /* MatCSRKGetInfo() of MATSEQCSRK, for the matrix bound to the CPU */
+} Mat_SeqCSRKCUDA;
+
+/* set-up and value refresh on the device (csrkcudasetup.cu) */
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, CSRKDevice **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceRefresh(Mat, CSRKDevice *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
+/* products (csrkcudakernels.cu) */
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, const MatCSRKStructure *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
 
@@ -65,11 +78,25 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, Pe
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 
 #if defined(__CUDACC__)
-/* shared by the CUDA sources: PETSc's current stream, and xp[i] = x[idx[i]] queued on a stream */
+/* shared by the CUDA sources */
+  #define CSRK_STREAM_SMEM_MAX (160 * 1024)
+  #define CSRK_LONG_CHUNK      4096
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *, size_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
+PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseCreate(CSRKDevice *, size_t *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseDestroy(CSRKDevice *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAStreamKernelInit(void);
+static inline unsigned CSRKGrid(PetscInt n)
+{
+  return (unsigned)PetscMax(1, PetscMin((n + 255) / 256, 65535 * 4));
+}
+  #define CSRKCudaFree(p) \
+    do { \
+      if (p) PetscCallCUDA(cudaFree(p)); \
+      (p) = NULL; \
+    } while (0)
 #endif
 
 #endif
