@@ -141,8 +141,8 @@ case " $phases " in *" test "*)
     mkdir -p "$build/ex"
     ( cd "$build/ex" && cp "$ex2" . && mpicc -O2 ex2.c -o ex2 -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc ) >>"$out/gpu-tests.log" 2>&1
     for np in 1 2; do
-      ref=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi 2>&1 | tail -n 1)
-      got=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -dll_append "$build/lib/libcsrk.so" -mat_type csrkcuda -vec_type cuda -mat_view ::ascii_info 2>&1)
+      ref=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -options_left 0 2>&1 | tail -n 1)
+      got=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -dll_append "$build/lib/libcsrk.so" -mat_type csrkcuda -vec_type cuda -mat_view ::ascii_info -options_left 0 2>&1)
       if echo "$got" | grep -q "aijcsrkcuda" && [ "$(echo "$got" | tail -n 1)" = "$ref" ]; then pass=$((pass + 1)); echo "ok   ksp ex2 -mat_type csrkcuda -vec_type cuda (np $np): $ref"
       else fail=$((fail + 1)); echo "FAIL ksp ex2 csrkcuda (np $np): aij '$ref', csrkcuda '$(echo "$got" | tail -n 1)'"; fi
     done

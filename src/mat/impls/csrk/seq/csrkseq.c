@@ -93,8 +93,8 @@ PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
   PetscCall(VecRestoreArrayRead(xx, &x));
   PetscCall(VecRestoreArrayWrite(yy, &y));
   PetscCall(PetscTime(&t1));
-  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0));
   PetscCall(PetscLogFlops(2.0 * st->nnz - st->nonzerorows));
+  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0)); /* last: it may drop the structure */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -132,8 +132,8 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     PetscCall(VecRestoreArrayWrite(zz, &z));
   }
   PetscCall(PetscTime(&t1));
-  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0));
   PetscCall(PetscLogFlops(2.0 * st->nnz));
+  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0)); /* last: it may drop the structure */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
