@@ -75,7 +75,7 @@ int main(int argc, char **argv)
   for (PetscInt i = 0; i < 5; i++) PetscCall(Compare(A, C, x, y, z, "with the structure"));
 
   /* 3. new values (same pattern) in both matrices: every product right; the structure is refreshed once the budget
-     allows, never rebuilt (unless it was dropped after its first three products for being no faster than AIJ's) */
+     allows, never rebuilt (six products with it so far: it is compared with AIJ's product only after eight) */
   PetscCall(MatScale(A, 3.0));
   PetscCall(MatScale(C, 3.0));
   PetscCall(MatCSRKGetInfo(C, &info));
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     PetscCall(Compare(A, C, x, y, z, "after MatScale"));
     PetscCall(MatCSRKGetInfo(C, &info));
   }
-  PetscCheck(info.nbuilds == nbuilds && (info.nrefresh >= 1 || nfast == 3), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: %" PetscInt_FMT " builds (%" PetscInt_FMT " before), %" PetscInt_FMT " refreshes, %" PetscInt_FMT " products with the structure before", info.nbuilds, nbuilds, info.nrefresh, nfast);
+  PetscCheck(info.nbuilds == nbuilds && info.nrefresh >= 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: %" PetscInt_FMT " builds (%" PetscInt_FMT " before), %" PetscInt_FMT " refreshes, %" PetscInt_FMT " products with the structure before", info.nbuilds, nbuilds, info.nrefresh, nfast);
   for (PetscInt i = 0; i < 5; i++) PetscCall(Compare(A, C, x, y, z, "after the refresh"));
 
   /* 4. options that change the structure: rebuilt under the budget again, still right */

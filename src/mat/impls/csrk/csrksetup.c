@@ -20,10 +20,10 @@
 #include "csrkimpl.h"
 
 #define CSRK_SETUP_BUDGET     0.05 /* fraction of the product time a set-up may spend (about 3 % of a CG solve's time) */
-#define CSRK_BUILD_PRODUCTS   12.0 /* expected cost of a build in the user's order, in AIJ products */
+#define CSRK_BUILD_PRODUCTS   8.0  /* expected cost of a build in the user's order, in AIJ products */
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh until one was timed */
-#define CSRK_JUDGE_PRODUCTS   3    /* products with a new structure before it is compared with AIJ's product */
+#define CSRK_JUDGE_PRODUCTS   8    /* products with a new structure before it is compared with AIJ's product */
 
 /* Mean |i - j| over the nonzeros: the auto ordering's test of a far-from-banded matrix */
 static PetscReal CSRKMeanDistance(PetscInt m, const PetscInt *ai, const PetscInt *aj)
