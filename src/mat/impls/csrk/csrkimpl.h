@@ -26,7 +26,7 @@ typedef struct {
   PetscInt        ssr_size; /* super-rows per super-super-row; PETSC_DECIDE: from the tuning rule */
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
-  PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
+  PetscInt        nthreads; /* PETSC_DECIDE: MatCSRKDefaultThreads() (one, unless OMP_NUM_THREADS is set) */
   MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
   PetscBool       compress; /* column indices stored as small offsets where they fit */
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
@@ -128,6 +128,11 @@ PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], Ma
 PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 
+/* threads of the CPU kernels (csrkthreads.c) */
+PETSC_INTERN PetscInt  MatCSRKDefaultThreads(void);
+PETSC_INTERN PetscInt  MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
+PETSC_INTERN PetscBool MatCSRKShareNatural(PetscInt);
+
 /* structure */
 /* First and last+1 row owned by thread t (static schedule over the top-level units) */
 static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
@@ -167,7 +172,7 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
-/* kernels (OpenMP) */
+/* kernels (OpenMP, csrkmult.c) */
 PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 
 /* sequential type */
