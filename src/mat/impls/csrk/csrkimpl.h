@@ -196,6 +196,28 @@ PETSC_INTERN PetscErrorCode MatCreate_MPICSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRK(Mat);
 
+/* conversions (csrkconvert.c): what makes an AIJ matrix one of a CSR-k type besides its data (spptr), the AIJ methods
+   the type replaces and the functions composed on its matrices, in a table of the type */
+#define CSRK_MAX_METHODS 12
+typedef struct {
+  MatOperation op;
+  void (*f)(void); /* NULL ends the list */
+} MatCSRKMethod;
+typedef struct {
+  const char *name; /* NULL ends the list */
+  void (*f)(void);
+} MatCSRKComposed;
+typedef struct {
+  PetscBool       mpi;           /* the methods replaced are MPIAIJ's, else SeqAIJ's */
+  MatType         type, aijtype; /* the type's name, and that of the AIJ type it converts back to */
+  MatCSRKMethod   ops[CSRK_MAX_METHODS];
+  MatCSRKComposed composed[CSRK_MAX_METHODS];
+} MatCSRKMethods;
+#define CSRK_METHOD(op, f)     {(op), (void (*)(void))(f)}
+#define CSRK_COMPOSED(name, f) {(name), (void (*)(void))(f)}
+PETSC_INTERN PetscErrorCode MatCSRKConvertTarget(Mat, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatCSRKSetMethods(Mat, const MatCSRKMethods *, PetscBool);
+
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
 PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer, PetscBool);
