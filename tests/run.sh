@@ -9,7 +9,8 @@ build=${BUILD:-$top/build}
 matrices=${CSRK_MATRICES:-$top/../shared/matrices}
 mpiexec=${MPIEXEC:-mpiexec}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-# two threads per rank at most: the CI machine has two cores
+# the kernels run one thread per rank unless asked for more: OMP_NUM_THREADS asks for two per rank (the CI machine has
+# two cores), so that the threaded paths run where a test does not force a count; the default is tested in section 4
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 # threads that spin while waiting starve the other ranks of an oversubscribed node (3 ranks on 2 cores here)
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
@@ -211,6 +212,12 @@ run_grep "-mat_csrk_tune model (default)" "in effect model" "$build/tests/option
 for np in 1 2; do
   run "-mat_csrk_tune search" "$np" "$build/tests/options" -mat_type csrk -n 60 -mat_csrk_tune search -expect_tuning search
 done
+# threads on request: one per rank without OMP_NUM_THREADS and -mat_csrk_threads, else what they ask for (blocks of
+# 20,000 nonzeros and more: the 2D Laplacian on 100 x 100 has 49,600)
+run_grep "one thread per rank by default" " 1 OpenMP threads" env -u OMP_NUM_THREADS "$build/tests/options" -mat_type csrk -n 100 -mat_view ::ascii_info
+run_grep "OMP_NUM_THREADS=2 asks for two threads" " 2 OpenMP threads" env OMP_NUM_THREADS=2 "$build/tests/options" -mat_type csrk -n 100 -mat_view ::ascii_info
+run_grep "-mat_csrk_threads 2 without OMP_NUM_THREADS" " 2 OpenMP threads" env -u OMP_NUM_THREADS "$build/tests/options" -mat_type csrk -n 100 -mat_csrk_threads 2 -mat_view ::ascii_info
+run_grep "-mat_csrk_threads 1 with OMP_NUM_THREADS=2" " 1 OpenMP threads" env OMP_NUM_THREADS=2 "$build/tests/options" -mat_type csrk -n 100 -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetIndexCompression" "$build/tests/options" -mat_type csrk -help
 run_grep "row patterns reported by -mat_view ::ascii_info" "column indices: row patterns ([0-9]* distinct rows)" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
 run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_patterns 0 -mat_view ::ascii_info

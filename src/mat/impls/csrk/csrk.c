@@ -101,7 +101,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
-  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels (0: omp_get_max_threads())", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
+  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
@@ -185,14 +185,6 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Composes (or, with f = NULL, removes) the converter f under every name of the NULL-terminated list */
-PetscErrorCode MatCSRKComposeConverters(Mat B, const char *const names[], PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *))
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; names[i]; i++) PetscCall(PetscObjectComposeFunction((PetscObject)B, names[i], f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -493,14 +485,21 @@ PetscErrorCode MatCSRKGetLayout(Mat A, MatCSRKLayout *layout)
 
   Input Parameters:
 + A        - the matrix, of type `MATCSRK`
-- nthreads - the threads, or `PETSC_DECIDE` for omp_get_max_threads()
+- nthreads - the threads per MPI rank, or `PETSC_DECIDE` for the default
 
   Options Database Key:
-. -mat_csrk_threads <n> - the threads
+. -mat_csrk_threads <n> - the threads (0 for the default)
 
   Level: intermediate
 
-.seealso: `MATCSRK`
+  Notes:
+  By default the kernels run one thread per MPI rank, as `MATAIJ` does: PETSc programs run one rank per core and PETSc's
+  vector operations are not threaded, so threads pay only in a configuration chosen for them. Threads are used when
+  asked for: with this call or the option, or with `OMP_NUM_THREADS` set in the environment (`omp_get_max_threads()`
+  threads, for blocks of 20,000 nonzeros or more). Keep ranks x threads within the cores of a node, and compare with
+  `MATAIJ` on as many ranks as the cores the threads use.
+
+.seealso: `MATCSRK`, `MatCSRKGetInfo()`
 @*/
 PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
 {

@@ -26,7 +26,7 @@ typedef struct {
   PetscInt        ssr_size; /* super-rows per super-super-row; PETSC_DECIDE: from the tuning rule */
   MatCSRKOrdering ordering;
   MatCSRKLayout   layout;
-  PetscInt        nthreads; /* PETSC_DECIDE: omp_get_max_threads() */
+  PetscInt        nthreads; /* PETSC_DECIDE: MatCSRKDefaultThreads() (one, unless OMP_NUM_THREADS is set) */
   MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
   PetscBool       compress; /* column indices stored as small offsets where they fit */
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
@@ -141,6 +141,11 @@ PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], Ma
 PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 
+/* threads of the CPU kernels (csrkthreads.c) */
+PETSC_INTERN PetscInt  MatCSRKDefaultThreads(void);
+PETSC_INTERN PetscInt  MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
+PETSC_INTERN PetscBool MatCSRKShareNatural(PetscInt);
+
 /* structure */
 /* First and last+1 row owned by thread t (static schedule over the top-level units) */
 static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
@@ -180,7 +185,7 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
-/* kernels (OpenMP) */
+/* kernels (OpenMP, csrkmult.c) */
 PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 
 /* sequential type */
@@ -207,6 +212,28 @@ PETSC_INTERN PetscErrorCode MatCreate_SeqCSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRK(Mat);
+
+/* conversions (csrkconvert.c): what makes an AIJ matrix one of a CSR-k type besides its data (spptr), the AIJ methods
+   the type replaces and the functions composed on its matrices, in a table of the type */
+#define CSRK_MAX_METHODS 12
+typedef struct {
+  MatOperation op;
+  void (*f)(void); /* NULL ends the list */
+} MatCSRKMethod;
+typedef struct {
+  const char *name; /* NULL ends the list */
+  void (*f)(void);
+} MatCSRKComposed;
+typedef struct {
+  PetscBool       mpi;           /* the methods replaced are MPIAIJ's, else SeqAIJ's */
+  MatType         type, aijtype; /* the type's name, and that of the AIJ type it converts back to */
+  MatCSRKMethod   ops[CSRK_MAX_METHODS];
+  MatCSRKComposed composed[CSRK_MAX_METHODS];
+} MatCSRKMethods;
+#define CSRK_METHOD(op, f)     {(op), (void (*)(void))(f)}
+#define CSRK_COMPOSED(name, f) {(name), (void (*)(void))(f)}
+PETSC_INTERN PetscErrorCode MatCSRKConvertTarget(Mat, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatCSRKSetMethods(Mat, const MatCSRKMethods *, PetscBool);
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);

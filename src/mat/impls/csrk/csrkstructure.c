@@ -1,53 +1,17 @@
 /*
-   Building the CSR-k structure of a sequential AIJ block: ordering, row/super-row/super-super-row
-   pointers, the column indices (16-bit offsets from the diagonal where they fit, else a 32-bit copy) and a value
-   copy laid out for the kernels.
+   Building the CSR-k structure of a sequential AIJ block: ordering, row/super-row/super-super-row pointers, the column
+   indices (row patterns, 16-bit offsets from the diagonal where they fit, else 32-bit columns) and a value copy laid
+   out for the kernels (csrkmult.c), or the AIJ arrays themselves in the natural order; also the value refresh, the
+   duplicate and the destruction of a structure.
 
    This is the one structure build shared by the sequential, MPI and CUDA types.
 */
 #include "csrkimpl.h"
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
 #if defined(_OPENMP)
   #include <omp.h>
 #endif
-
-/* OMP_NUM_THREADS when the user set it; otherwise the processors this rank may run on, shared with the other ranks
-   of the node when they were not bound apart (several ranks each starting all cores' worth of threads would
-   oversubscribe the node). The launcher tells the node-local rank count without any communication. */
-static PetscInt CSRKDefaultThreads(void)
-{
-#if defined(_OPENMP)
-  const char *local[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE", "PALS_LOCAL_SIZE"};
-  int         nlocal  = 1, nprocs = omp_get_num_procs(), ncores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-
-  if (getenv("OMP_NUM_THREADS")) return (PetscInt)omp_get_max_threads();
-  for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-    if (getenv(local[i])) {
-      nlocal = atoi(getenv(local[i]));
-      break;
-    }
-  if (nlocal > 1 && nprocs * nlocal > ncores) nprocs = ncores / nlocal;
-  return (PetscInt)PetscMax(1, PetscMin(nprocs, omp_get_max_threads()));
-#else
-  return 1;
-#endif
-}
-
-/* Whether a natural-order structure uses the AIJ arrays themselves instead of a copy: when the indices have the
-   kernels' width and the node has one NUMA domain, where the placement of the pages by first touch gains nothing
-   (CSRK_NATURAL_COPY=1 in the environment forces the copy, for the tests of that path) */
-static PetscBool CSRKShareNatural(void)
-{
-  static int share = -1;
-  if (share < 0) {
-    const char *env = getenv("CSRK_NATURAL_COPY");
-    share           = sizeof(PetscInt) == sizeof(CSRKIdx) && !(env && atoi(env)) && access("/sys/devices/system/node/node1", F_OK) != 0;
-  }
-  return (PetscBool)share;
-}
 
 /*
   MatCSRKStructureAttach - points a structure that shares the AIJ arrays at them again (they move with some AIJ
@@ -336,8 +300,8 @@ static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *
 static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
 {
   PetscFunctionBegin;
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
   *best = PETSC_MAX_REAL;
+  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
   PetscCall(CSRKBestOf(st, x, y, reps, best));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -482,190 +446,220 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The build, given the bandwidth of A in the user's ordering when a caller knows it (bw_before >= 0) */
-static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, PetscInt bw_before, MatCSRKStructure **out)
+/* The ordering to build in: the one asked for, natural for a block that is not square, and for auto RCM where the
+   nonzeros lie far from the diagonal on average (a random permutation gives m/3: x reads then miss the cache). RCM
+   measured faster to build and to multiply than Band-k on this path (docs/design.md); *autorcm tells that auto
+   proposed it, to be checked on the matrix later. Also the bandwidth in the user's ordering, unless a caller knew it. */
+static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
 {
-  MatCSRKStructure *st;
-  const PetscInt   *ai, *aj;
-  PetscScalar      *aa;
-  PetscMemType      mtype;
-  PetscInt          m, n, bs, r, *perm = NULL, ngroups = 0, *groupptr = NULL;
-  CSRKIdx          *iperm = NULL;
-  PetscLogDouble    t0, to, tf, t1;
-  PetscReal         autodist = 0;
-  PetscBool         autorcm  = PETSC_FALSE, compress, patterns, onethread;
+  const PetscInt m = st->m;
 
   PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
-  PetscCall(MatGetSize(A, &m, &n));
-  PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
-  PetscCheck(m <= CSRK_IDX_MAX && n <= CSRK_IDX_MAX && ai[m] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
-             "CSR-k block of %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros exceeds the 32-bit local indices of the kernels; use more MPI ranks", m, n, ai[m]);
-  PetscCall(PetscNew(&st));
-  st->m        = m;
-  st->n        = n;
-  st->nnz      = ai[m];
-  st->k        = opt->k;
-  st->layout   = opt->layout;
-  st->ordering = opt->ordering;
-  st->nthreads  = opt->nthreads > 0 ? opt->nthreads : CSRKDefaultThreads();
-  st->bw_before = bw_before;
-  /* below this size, starting a parallel region costs more than the product */
-  if (opt->nthreads <= 0 && ai[m] < 20000) st->nthreads = 1;
-  if (m != n && st->ordering != MAT_CSRK_ORDERING_NATURAL) {
-    PetscCall(PetscInfo(A, "Block is %" PetscInt_FMT " x %" PetscInt_FMT ", not square: ordering %s replaced by natural\n", m, n, MatCSRKOrderings[st->ordering]));
+  *autodist = 0;
+  *autorcm  = PETSC_FALSE;
+  if (m != st->n && st->ordering != MAT_CSRK_ORDERING_NATURAL) {
+    PetscCall(PetscInfo(A, "Block is %" PetscInt_FMT " x %" PetscInt_FMT ", not square: ordering %s replaced by natural\n", m, st->n, MatCSRKOrderings[st->ordering]));
     st->ordering = MAT_CSRK_ORDERING_NATURAL;
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
-    /* a far-from-banded ordering (a random permutation gives m/3) makes x reads miss the cache: reorder it with
-       RCM, which measured faster to build and to multiply than Band-k on this path (docs/design.md) */
-    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &autodist);
-    st->ordering = autodist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
+    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
+    st->ordering = *autodist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     if (st->ordering == MAT_CSRK_ORDERING_RCM && opt->gpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
       PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
       st->ordering = MAT_CSRK_ORDERING_NATURAL;
     }
-    autorcm = (PetscBool)(st->ordering == MAT_CSRK_ORDERING_RCM);
-    PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)autodist, m, MatCSRKOrderings[st->ordering]));
+    *autorcm = (PetscBool)(st->ordering == MAT_CSRK_ORDERING_RCM);
+    PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)*autodist, m, MatCSRKOrderings[st->ordering]));
   }
-  if (bs > 1 && m % bs) bs = 1;
-  if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU(m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
-  else PetscCall(MatCSRKChooseSizes(st->k, m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
-  if (opt->sr_size > 0) st->sr_size = opt->sr_size;
-  if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
-
   if (st->bw_before < 0) {
     PetscReal dist;
     CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-  /* ordering; Band-k also gives groups that the super-rows must not cross */
-  PetscCall(PetscTime(&to));
+/* k's super-row and super-super-row sizes: the GPU's or the CPU's model (tuning.c), or the user's */
+static PetscErrorCode CSRKLevelSizes(const MatCSRKOptions *opt, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
+{
+  PetscFunctionBegin;
+  if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
+  else PetscCall(MatCSRKChooseSizes(st->k, st->m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
+  if (opt->sr_size > 0) st->sr_size = opt->sr_size;
+  if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The permutation of st->ordering: st->perm (NULL for the natural order) and its inverse *iperm, and the groups of
+   rows the super-rows must not cross (Band-k's; else one group). An RCM that auto proposed (autorcm) is dropped at
+   once where it leaves the mean |i-j| above half of what it was (autodist): RCM finds no band in matrices such as
+   random or power-law graphs. */
+static PetscErrorCode CSRKOrder(Mat A, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai, const PetscInt *aj, PetscBool autorcm, PetscReal autodist, CSRKIdx **iperm, PetscInt *ngroups, PetscInt **groupptr)
+{
+  const PetscInt m    = st->m;
+  PetscInt      *perm = NULL;
+
+  PetscFunctionBegin;
+  *iperm    = NULL;
+  *ngroups  = 0;
+  *groupptr = NULL;
   if (st->ordering != MAT_CSRK_ORDERING_NATURAL && m > 1) {
     PetscCall(PetscLogEventBegin(MAT_CSRKOrder, A, 0, 0, 0));
-    PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), st->nthreads, &perm, &ngroups, &groupptr));
+    PetscCall(MatCSRKComputeOrdering(A, st->ordering, bs, MatCSRKBandKGroupRows(m, st->nnz, bs, st->nthreads), st->nthreads, &perm, ngroups, groupptr));
     PetscCall(PetscLogEventEnd(MAT_CSRKOrder, A, 0, 0, 0));
   }
-  if (!groupptr) {
-    ngroups = 1;
-    PetscCall(PetscMalloc1(2, &groupptr));
-    groupptr[0] = 0;
-    groupptr[1] = m;
+  if (!*groupptr) {
+    *ngroups = 1;
+    PetscCall(PetscMalloc1(2, groupptr));
+    (*groupptr)[0] = 0;
+    (*groupptr)[1] = m;
   }
-  st->ngroups = ngroups;
-  if (perm) {
-    PetscCall(PetscMalloc1(m, &st->perm));
-    PetscCall(PetscMalloc1(m, &iperm));
+  st->ngroups = *ngroups;
+  if (!perm) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc1(m, &st->perm));
+  PetscCall(PetscMalloc1(m, iperm));
 #if defined(_OPENMP)
   #pragma omp parallel for num_threads((int)st->nthreads) schedule(static)
 #endif
-    for (r = 0; r < m; r++) {
-      st->perm[r]    = (CSRKIdx)perm[r];
-      iperm[perm[r]] = (CSRKIdx)r;
-    }
-    PetscCall(PetscFree(perm));
-    if (autorcm) {
-      /* RCM finds no band in matrices such as random or power-law graphs: keep the user's order then */
-      const PetscReal after = CSRKPermutedMeanDistance(m, ai, aj, st->perm, iperm, st->nthreads);
-      if (after > 0.5 * autodist) {
-        PetscCall(PetscInfo(A, "RCM leaves the mean |i-j| at %g (from %g): natural ordering kept\n", (double)after, (double)autodist));
-        PetscCall(PetscFree(st->perm));
-        PetscCall(PetscFree(iperm));
-        st->ordering = MAT_CSRK_ORDERING_NATURAL;
-      }
+  for (PetscInt r = 0; r < m; r++) {
+    st->perm[r]        = (CSRKIdx)perm[r];
+    (*iperm)[perm[r]] = (CSRKIdx)r;
+  }
+  PetscCall(PetscFree(perm));
+  if (autorcm) {
+    const PetscReal after = CSRKPermutedMeanDistance(m, ai, aj, st->perm, *iperm, st->nthreads);
+    if (after > 0.5 * autodist) {
+      PetscCall(PetscInfo(A, "RCM leaves the mean |i-j| at %g (from %g): natural ordering kept\n", (double)after, (double)autodist));
+      PetscCall(PetscFree(st->perm));
+      PetscCall(PetscFree(*iperm));
+      st->ordering = MAT_CSRK_ORDERING_NATURAL;
     }
   }
-  PetscCall(PetscTime(&tf));
-  PetscCall(CSRKLevels(st, ngroups, groupptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-  /* row pointers in the internal order */
-  st->shared = (PetscBool)(!st->perm && CSRKShareNatural());
-  if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
-  else PetscCall(PetscMalloc1(m + 1, &st->rowptr));
+/* Row pointers in the internal order and the count of rows with entries. A natural-order structure may use the AIJ
+   arrays themselves (MatCSRKShareNatural()). */
+static PetscErrorCode CSRKRowPointers(Mat A, MatCSRKStructure *st, const PetscInt *ai)
+{
+  const PetscInt m   = st->m;
+  PetscInt       nzr = 0;
+
+  PetscFunctionBegin;
+  st->shared = (PetscBool)(!st->perm && MatCSRKShareNatural(st->nthreads));
   if (st->shared) {
-    for (r = 0; r < m; r++) st->nonzerorows += ai[r + 1] > ai[r];
-  } else if (st->perm) {
-    st->rowptr[0] = 0;
-    PetscInt nzr = 0;
+    PetscCall(MatCSRKStructureAttach(A, st));
+    for (PetscInt r = 0; r < m; r++) st->nonzerorows += ai[r + 1] > ai[r];
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc1(m + 1, &st->rowptr));
+  st->rowptr[0] = 0;
+  if (st->perm) {
 #if defined(_OPENMP)
   #pragma omp parallel for num_threads((int)st->nthreads) schedule(static) reduction(+ : nzr)
 #endif
-    for (r = 0; r < m; r++) {
+    for (PetscInt r = 0; r < m; r++) {
       const PetscInt src = st->perm[r];
       if (r + 32 < m) __builtin_prefetch(ai + st->perm[r + 32]);
       st->rowptr[r + 1] = (CSRKIdx)(ai[src + 1] - ai[src]);
       nzr += st->rowptr[r + 1] > 0;
     }
-    for (r = 0; r < m; r++) st->rowptr[r + 1] += st->rowptr[r];
-    st->nonzerorows = nzr;
+    for (PetscInt r = 0; r < m; r++) st->rowptr[r + 1] += st->rowptr[r];
   } else {
-    st->rowptr[0] = 0;
-    for (r = 0; r < m; r++) {
+    for (PetscInt r = 0; r < m; r++) {
       st->rowptr[r + 1] = (CSRKIdx)ai[r + 1];
-      st->nonzerorows += ai[r + 1] > ai[r];
+      nzr += ai[r + 1] > ai[r];
     }
   }
-  PetscCall(CSRKPartitionThreads(st));
+  st->nonzerorows = nzr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-  /* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
-     layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns.
-     They save bytes, which pays when the threads together are bandwidth-bound; one thread in the natural order runs
-     the AIJ loop over the AIJ arrays instead, which measured 5-8 % faster than the offsets there (27-point 100^3,
-     docs/performance.md), while a reordered copy gains from them on one thread too */
-  onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  compress  = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && !onethread);
-  /* row patterns replace the indices of either width, under the same conditions: one thread in the natural order keeps
-     the AIJ loop, 0-8 % faster than the pattern loop on one core of either machine (natural 27-point; docs/performance.md),
-     unless the rows make slices, which ran 1.6x the AIJ loop on one core there (checked after the slices are found) */
-  patterns = (PetscBool)(opt->patterns && (compress || (onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
+/* How the CPU kernels are to read the column indices, decided before the arrays are filled */
+typedef struct {
+  PetscBool onethread; /* one thread in the natural order: the AIJ loop over the AIJ arrays, unless the rows make slices */
+  PetscBool compress;  /* 16-bit offsets from the diagonal, where the bandwidth lets them */
+  PetscBool patterns;  /* row patterns, where the rows let them */
+} CSRKIndexPlan;
 
-  /* arrays touched first by the thread that multiplies with them */
+/* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
+   layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns. They
+   save bytes, which pays where the threads together are bound by the memory; one thread in the natural order runs the
+   AIJ loop over the AIJ arrays instead, which measured faster than the offsets there, while a reordered copy gains from
+   them on one thread too. Row patterns replace the indices of either width under the same conditions; one thread in
+   the natural order keeps the AIJ loop, also faster than the pattern loop on one core, unless the rows make slices
+   (checked once the slices are found). Measurements: docs/design.md, docs/performance.md. */
+static void CSRKPlanIndices(const MatCSRKOptions *opt, const MatCSRKStructure *st, CSRKIndexPlan *plan)
+{
+  plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
+  plan->compress  = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && !plan->onethread);
+  plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
+}
+
+/* The arrays the kernels read where they are not the AIJ's own, first touched by the thread that multiplies with them
+   (CSRKFill()), and x and y in the internal order for the renumbered layout; *iperm is handed to the structure where
+   the product needs it, else freed. Also the bandwidth in the stored numbering. */
+static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, CSRKIdx **iperm)
+{
+  PetscFunctionBegin;
   if (!st->shared) {
     /* No 32-bit copy where the offsets are expected to fit: the natural order knows its bandwidth already (the offsets
-       come from the AIJ columns below), a renumbered copy stores them during its fill (a reordering is there to narrow
-       the band; the 32-bit columns of a 1M-row 27-point copy would be 106 MB of fresh pages and a second pass) and is
-       filled again with 32-bit columns in the rare case where they do not fit */
-    const PetscBool direct = (PetscBool)(compress && st->perm);
+       come from the AIJ columns later), a renumbered copy stores them during its fill (a reordering is there to narrow
+       the band, and a 32-bit copy would be fresh pages and a second pass) and is filled again with 32-bit columns in
+       the rare case where they do not fit */
+    const PetscBool direct = (PetscBool)(plan->compress && st->perm);
     if (direct) PetscCall(PetscMalloc1(st->nnz, &st->coloff));
-    else if (!compress || st->bw_before > CSRK_COLOFF_MAX) PetscCall(PetscMalloc1(st->nnz, &st->colidx));
+    else if (!plan->compress || st->bw_before > CSRK_COLOFF_MAX) PetscCall(PetscMalloc1(st->nnz, &st->colidx));
     PetscCall(PetscMalloc1(st->nnz, &st->val));
     if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) {
-      PetscCall(PetscMalloc1(n, &st->xwork));
-      CSRKAdviseHuge(st->xwork, sizeof(PetscScalar) * (size_t)n);
+      PetscCall(PetscMalloc1(st->n, &st->xwork));
+      CSRKAdviseHuge(st->xwork, sizeof(PetscScalar) * (size_t)st->n);
     }
-    if (st->perm) PetscCall(PetscMalloc1(m, &st->srcptr));
-    PetscCall(CSRKFill(st, ai, aj, aa, iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+    if (st->perm) PetscCall(PetscMalloc1(st->m, &st->srcptr));
+    PetscCall(CSRKFill(st, ai, aj, aa, *iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
     if (direct && st->bw_after > CSRK_COLOFF_MAX) {
       PetscCall(PetscInfo(A, "Bandwidth %" PetscInt_FMT " after the ordering exceeds the 16-bit offsets: filled again with 32-bit columns\n", st->bw_after));
       PetscCall(PetscFree(st->coloff));
       PetscCall(PetscMalloc1(st->nnz, &st->colidx));
-      PetscCall(CSRKFill(st, ai, aj, aa, iperm, PETSC_TRUE));
+      PetscCall(CSRKFill(st, ai, aj, aa, *iperm, PETSC_TRUE));
     }
     if (st->xwork) {
       /* the product is formed in the internal order and gathered into y through iperm: random reads, which overlap,
          instead of random writes, which queue behind each other's cache misses */
-      PetscCall(PetscMalloc1(m, &st->ywork));
-      CSRKAdviseHuge(st->ywork, sizeof(PetscScalar) * (size_t)m);
-      st->iperm = iperm;
-      iperm     = NULL;
+      PetscCall(PetscMalloc1(st->m, &st->ywork));
+      CSRKAdviseHuge(st->ywork, sizeof(PetscScalar) * (size_t)st->m);
+      st->iperm = *iperm;
+      *iperm    = NULL;
     }
   } else st->bw_after = st->bw_before;
-  PetscCall(PetscFree(iperm));
+  PetscCall(PetscFree(*iperm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Row slices (csrkslices.c) where at least half of the rows make them, counted before anything is allocated */
+static PetscErrorCode CSRKChooseSlices(Mat A, MatCSRKStructure *st)
+{
+  PetscInt nsliced;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
+  if (2 * nsliced >= st->m) {
+    PetscCall(PetscMalloc1(st->nnz, &st->sval));
+    PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
+  }
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The column indices the CPU kernels read, as planned: row patterns (with row slices where they apply), 16-bit offsets
+   from the diagonal where the bandwidth allows, else 32-bit columns; -info says which and why */
+static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *aj)
+{
+  PetscFunctionBegin;
   st->index_bytes = sizeof(CSRKIdx);
-  if (patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj));
+  if (plan->patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj));
   if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
-    if (opt->slices) {
-      PetscInt nsliced;
-      PetscCall(MatCSRKStructureFillSlices(st, &nsliced)); /* counted first: used when at least half of the rows are in slices */
-      if (2 * nsliced >= m) {
-        PetscCall(PetscMalloc1(st->nnz, &st->sval));
-        PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
-      }
-      PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", nsliced, m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
-    }
-    if (onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
+    if (opt->slices) PetscCall(CSRKChooseSlices(A, st));
+    if (plan->onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
       PetscCall(PetscFree(st->rowpat));
       PetscCall(PetscFree(st->patptr));
       PetscCall(PetscFree(st->patoff));
@@ -673,28 +667,37 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
       st->index_bytes = sizeof(CSRKIdx);
       PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
     }
-  } else if (compress && st->bw_after <= CSRK_COLOFF_MAX) {
+  } else if (plan->compress && st->bw_after <= CSRK_COLOFF_MAX) {
     if (!st->coloff) { /* natural order */
       PetscCall(PetscMalloc1(st->nnz, &st->coloff));
       CSRKFillOffsets(st, aj);
     }
     st->index_bytes = sizeof(int16_t);
     PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
-  } else if (compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
+  } else if (plan->compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
   else if (opt->compress && !opt->gpu && !st->perm) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
   else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: the rowperm layout stores the user's column numbers\n"));
-  /* one thread over column indices, rows in their own order (natural, or the renumbered layout: the rowperm layout
-     writes through a permutation): rows with one column list multiplied together (csrknodes.c) */
-  if (st->nthreads == 1 && opt->nodes && !opt->gpu && (st->colidx || st->coloff) && !st->rowpat && (!st->perm || st->ywork)) {
-    PetscInt nnoderows;
-    PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
-    PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
-  }
-  PetscCall(PetscTime(&t1));
-  st->order_time = tf - to;
-  st->fill_time  = t1 - tf;
-  if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
-  PetscCall(PetscFree(groupptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Row nodes (csrknodes.c): one thread over column indices with the rows in their own order (natural, or a reordered
+   copy's renumbered layout; the rowperm layout writes through a permutation), no patterns */
+static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
+{
+  PetscInt nnoderows;
+
+  PetscFunctionBegin;
+  if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat || (st->perm && !st->ywork)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
+  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The memory of the structure beyond the AIJ arrays (MatView(), MatCSRKGetInfo()) */
+static void CSRKCountBytes(MatCSRKStructure *st)
+{
+  const PetscInt m = st->m, n = st->n;
+
   st->bytes = (PetscLogDouble)(st->nsr + 1) * sizeof(CSRKIdx);
   if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
   if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
@@ -707,8 +710,63 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
   if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
   if (st->ywork) st->bytes += (PetscLogDouble)m * (sizeof(PetscScalar) + sizeof(CSRKIdx));
+}
+
+/* The build, given the bandwidth of A in the user's ordering when a caller knows it (bw_before >= 0): its stages in
+   order, each of one job; the ordering and the arrays are timed apart (st->order_time, st->fill_time) */
+static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, PetscInt bw_before, MatCSRKStructure **out)
+{
+  MatCSRKStructure *st;
+  const PetscInt   *ai, *aj;
+  PetscScalar      *aa;
+  PetscMemType      mtype;
+  PetscInt          m, n, bs, ngroups, *groupptr;
+  CSRKIdx          *iperm;
+  CSRKIndexPlan     plan;
+  PetscLogDouble    t0, to, tf, t1;
+  PetscReal         autodist;
+  PetscBool         autorcm;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(MatGetSize(A, &m, &n));
+  PetscCall(MatGetBlockSize(A, &bs));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCheck(m <= CSRK_IDX_MAX && n <= CSRK_IDX_MAX && ai[m] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "CSR-k block of %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros exceeds the 32-bit local indices of the kernels; use more MPI ranks", m, n, ai[m]);
+  PetscCall(PetscNew(&st));
+  st->m         = m;
+  st->n         = n;
+  st->nnz       = ai[m];
+  st->k         = opt->k;
+  st->layout    = opt->layout;
+  st->ordering  = opt->ordering;
+  st->nthreads  = MatCSRKKernelThreads(opt, ai[m]);
+  st->bw_before = bw_before;
+  if (bs > 1 && m % bs) bs = 1;
+
+  PetscCall(CSRKChooseOrdering(A, opt, st, ai, aj, &autodist, &autorcm));
+  PetscCall(CSRKLevelSizes(opt, st, bs, ai));
+  PetscCall(PetscTime(&to));
+  PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
+  PetscCall(PetscTime(&tf));
+  PetscCall(CSRKLevels(st, ngroups, groupptr));
+  PetscCall(CSRKRowPointers(A, st, ai));
+  PetscCall(CSRKPartitionThreads(st));
+  CSRKPlanIndices(opt, st, &plan);
+  PetscCall(CSRKFillArrays(A, st, &plan, ai, aj, aa, &iperm));
+  PetscCall(CSRKChooseIndices(A, opt, st, &plan, aj));
+  PetscCall(CSRKChooseNodes(A, opt, st));
+  PetscCall(PetscTime(&t1));
+  st->order_time = tf - to;
+  st->fill_time  = t1 - tf;
+  if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
+  PetscCall(PetscFree(groupptr));
+  CSRKCountBytes(st);
   /* the natural-order build inside the check does not come back here (no auto ordering) */
   if (autorcm && st->perm && !opt->gpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
+
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   st->build_time = t1 - t0;
@@ -842,125 +900,5 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->iperm));
   PetscCall(PetscFree((*st)->tstart));
   PetscCall(PetscFree(*st));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* One thread's rows R0..R1 (in the loop nest of the k levels) with the output placement fixed at compile time:
-   DST is the user's row of internal row r, OUT the stored value of sum. The column of the row's j-th entry is
-   ix[j] of the index array IDX of type ITYPE, read as xr[ix[j]]: xr = xx and the 32-bit columns cj (XSTEP 0), or
-   xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
-   in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
-   offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
-   the row), which measured up to 10 % faster on one core than a loop bounded by the next row pointer. */
-#define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, ITYPE, IDX) \
-  do { \
-    const PetscScalar *xr = xx + (XSTEP) * (R0); \
-    for (PetscInt r = (R0); r < (R1); r++, xr += (XSTEP)) { \
-      const CSRKIdx      q0 = rp[r], nz = rp[r + 1] - q0; \
-      const PetscScalar *v  = va + q0; \
-      const ITYPE       *ix = (IDX) + q0; \
-      PetscScalar        sum = 0.0; \
-      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
-      out[DST] = OUT; \
-    } \
-  } while (0)
-/* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
-   which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
-   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): on the 16-core
-   host the row-pointer form ran 0-5 % faster for its 4 bytes per row (docs/performance.md) */
-#define CSRK_PATTERN_ROWS(R0, R1, DST, OUT, UNUSED) \
-  do { \
-    const PetscScalar *xr = xx + (R0); \
-    for (PetscInt r = (R0); r < (R1); r++, xr++) { \
-      const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0; \
-      const int32_t     *ix = po + p0; \
-      const PetscScalar *v  = va + rp[r]; \
-      PetscScalar        sum = 0.0; \
-      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
-      out[DST] = OUT; \
-    } \
-  } while (0)
-/* The same with row slices (csrkslices.c): rows with patterns never have an output permutation (compression needs the
-   natural order or the renumbered layout), so only z varies */
-#define CSRK_SLICE_ROWS(R0, R1, DST, OUT, UNUSED) MatCSRKSliceRows(st, (R0), (R1), xx, zz, out)
-/* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
-#define CSRK_NEST(ROWS, DST, OUT, ...) \
-  do { \
-    if (st->k == 1) { \
-      ROWS(r0, r1, DST, OUT, __VA_ARGS__); \
-    } else if (st->k == 2) { \
-      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
-    } else { \
-      for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
-        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
-    } \
-  } while (0)
-/* the four output placements: out = A x or out = A x + zz, in the internal order (no dperm) or scattered through dperm */
-#define CSRK_PLACEMENTS(ROWS, ...) \
-  do { \
-    if (!dperm && !zz) CSRK_NEST(ROWS, r, sum, __VA_ARGS__); \
-    else if (!dperm) CSRK_NEST(ROWS, r, zz[r] + sum, __VA_ARGS__); \
-    else if (!zz) CSRK_NEST(ROWS, dperm[r], sum, __VA_ARGS__); \
-    else CSRK_NEST(ROWS, dperm[r], zz[dperm[r]] + sum, __VA_ARGS__); \
-  } while (0)
-
-/* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
-   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency: on one core of
-   the 2-core machine the permuted 7-point product (2 M rows) took 28.1 / 22.0 / 19.0 / 19.4 ms at 16 / 64 / 128 / 256 */
-#define CSRK_GATHER_AHEAD 128
-
-/* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
-   kernel uses the same ones. */
-PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
-{
-  PetscFunctionBegin;
-#if defined(_OPENMP)
-  #pragma omp parallel num_threads((int)st->nthreads)
-#endif
-  {
-    PetscInt                    t = 0, r0, r1;
-    const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
-    const int16_t *restrict     co = st->coloff;
-    const uint16_t *restrict    rowpat = st->rowpat;
-    const CSRKIdx *restrict     pp     = st->patptr;
-    const int32_t *restrict     po     = st->patoff;
-    const PetscScalar *restrict va = st->val, *restrict xx = x;
-    /* renumbered layout: the product goes to ywork in the internal order; rowperm layout: to y through perm */
-    PetscScalar *restrict       out   = st->ywork ? st->ywork : y;
-    const CSRKIdx *restrict     dperm = st->ywork ? NULL : perm;
-    const PetscScalar *restrict zz    = st->ywork ? NULL : z;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
-    if (st->xwork) {
-      /* renumbered layout: x in the internal order; every thread needs all of it */
-      for (PetscInt r = r0; r < r1; r++) {
-        if (r + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(x + perm[r + CSRK_GATHER_AHEAD]);
-        st->xwork[r] = x[perm[r]];
-      }
-#if defined(_OPENMP)
-  #pragma omp barrier
-#endif
-      xx = st->xwork;
-    }
-    if (st->nodesz) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
-    else if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, r, sum, 0);
-    else if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
-    else if (co) CSRK_PLACEMENTS(CSRK_ROWS, 1, int16_t, co);
-    else CSRK_PLACEMENTS(CSRK_ROWS, 0, CSRKIdx, cj);
-    if (st->ywork) {
-      /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
-      const CSRKIdx *restrict     ip = st->iperm;
-      const PetscScalar *restrict yw = st->ywork;
-#if defined(_OPENMP)
-  #pragma omp barrier
-#endif
-      for (PetscInt i = r0; i < r1; i++) {
-        if (i + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(yw + ip[i + CSRK_GATHER_AHEAD]);
-        y[i] = z ? z[i] + yw[ip[i]] : yw[ip[i]];
-      }
-    }
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

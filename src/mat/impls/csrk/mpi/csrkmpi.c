@@ -11,10 +11,6 @@
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
-/* the names MatConvert() looks up for and on this type (see the notes in csrkseq.c) */
-static const char *const MPICSRKFromAIJ[] = {"MatConvert_mpiaij_mpiaijcsrk_C", "MatConvert_mpiaij_csrk_C", NULL};
-static const char *const MPICSRKToAIJ[]   = {"MatConvert_mpiaijcsrk_mpiaij_C", NULL};
-
 static PetscErrorCode MatMPICSRKGetSpptr(Mat A, Mat_MPICSRK **sp)
 {
   PetscFunctionBegin;
@@ -186,29 +182,12 @@ PetscErrorCode MatMPICSRKResetHalo(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Frees the CSR-k data of A (MatCSRKSetMethods() takes its methods away) */
 static PetscErrorCode MatMPICSRKClear(Mat A)
 {
   PetscFunctionBegin;
   PetscCall(MatMPICSRKResetHalo(A));
   PetscCall(PetscFree(A->spptr));
-  PetscCall(MatCSRKComposeConverters(A, MPICSRKFromAIJ, NULL));
-  PetscCall(MatCSRKComposeConverters(A, MPICSRKToAIJ, NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetOptions_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKSetOptions_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", NULL));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatDestroy_MPICSRK(Mat A)
-{
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-  PetscCall(MatMPICSRKClear(A));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", NULL));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
-  PetscCall((*base->destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -226,32 +205,48 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Also the way back from MATMPICSRKCUDA: the blocks find their own way back to SeqAIJ */
-PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+static PetscErrorCode MatDestroy_MPICSRK(Mat);
+
+/* the names MatConvert() looks up for and on this type (see the notes in csrkseq.c) */
+static const MatCSRKMethods MPICSRKMethods = {
+  PETSC_TRUE,
+  MATMPICSRK,
+  MATMPIAIJ,
+  {CSRK_METHOD(MATOP_ASSEMBLY_END, MatAssemblyEnd_MPICSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_MPICSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_MPICSRK), CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_MPICSRK), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRK)},
+  {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrk_C", MatConvert_MPIAIJ_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaij_csrk_C", MatConvert_MPIAIJ_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaij_C", MatConvert_MPICSRK_MPIAIJ),
+   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK)}
+};
+
+static PetscErrorCode MatDestroy_MPICSRK(Mat A)
 {
-  Mat                   B = *newmat, blk[2];
   const struct _MatOps *base;
 
   PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall(MatMPICSRKClear(A));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", NULL));
+  PetscCall(MatCSRKSetMethods(A, &MPICSRKMethods, PETSC_FALSE));
+  PetscCall((*base->destroy)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Also the way back from MATMPICSRKCUDA: the blocks find their own way back to SeqAIJ */
+PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  Mat B, blk[2];
+
+  PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-  if (reuse != MAT_REUSE_MATRIX) {
-    PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-    B->ops->assemblyend    = base->assemblyend;
-    B->ops->destroy        = base->destroy;
-    B->ops->duplicate      = base->duplicate;
-    B->ops->setfromoptions = base->setfromoptions;
-    B->ops->view           = base->view;
-    PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
-    for (PetscInt b = 0; b < 2; b++)
-      if (blk[b]) PetscCall(MatConvert(blk[b], MATSEQAIJ, MAT_INPLACE_MATRIX, &blk[b]));
-    if (((Mat_MPICSRK *)B->spptr)->cuda) PetscCall(MatSetVecType(B, VECSTANDARD));
-    PetscCall(MatMPICSRKClear(B));
-    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_Base));
-    PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
-  }
-  *newmat = B;
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
+  B = *newmat;
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
+  for (PetscInt b = 0; b < 2; b++)
+    if (blk[b]) PetscCall(MatConvert(blk[b], MATSEQAIJ, MAT_INPLACE_MATRIX, &blk[b]));
+  if (((Mat_MPICSRK *)B->spptr)->cuda) PetscCall(MatSetVecType(B, VECSTANDARD));
+  PetscCall(MatMPICSRKClear(B));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_Base));
+  PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -260,43 +255,25 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
 */
 PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B = *newmat;
+  Mat          B, Ad;
   Mat_MPICSRK *sp;
   PetscBool    same;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPICSRK, &same));
-  if (same) {
-    *newmat = B;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*newmat, MATMPICSRK, &same));
+  if (same) PetscFunctionReturn(PETSC_SUCCESS);
+  B = *newmat;
   if (!MatMPIAIJSetPreallocation_Base) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &MatMPIAIJSetPreallocation_Base));
   PetscCheck(MatMPIAIJSetPreallocation_Base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ preallocation routine not found");
   PetscCall(PetscNew(&sp));
   PetscCall(MatCSRKOptionsFromMat(B, &sp->opt));
   B->spptr = sp;
-
-  B->ops->assemblyend    = MatAssemblyEnd_MPICSRK;
-  B->ops->destroy        = MatDestroy_MPICSRK;
-  B->ops->duplicate      = MatDuplicate_MPICSRK;
-  B->ops->setfromoptions = MatSetFromOptions_MPICSRK;
-  B->ops->view           = MatView_MPICSRK;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
-  PetscCall(MatCSRKComposeConverters(B, MPICSRKToAIJ, MatConvert_MPICSRK_MPIAIJ));
-  PetscCall(MatCSRKComposeConverters(B, MPICSRKFromAIJ, MatConvert_MPIAIJ_MPICSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK));
-  {
-    Mat Ad;
-    PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
-    if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
-  }
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRK));
-  *newmat = B;
+  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
+  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

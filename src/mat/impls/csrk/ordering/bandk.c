@@ -652,7 +652,7 @@ static PetscErrorCode CSRKBandK(const CSRKGraph *g, PetscInt gnodes, PetscInt *n
    Output: perm[r] = original row placed at position r (PetscMalloc'ed, NULL for the natural ordering); for Band-k
    also the row offsets of its groups (groupptr, ngroups+1 entries), inside which the structure build cuts the
    super-rows and super-super-rows. With block size bs > 1 the rows of one block stay together when A is made of
-   such blocks. nthreads: OpenMP threads of the parallel passes (<= 0: the default).
+   such blocks. nthreads: OpenMP threads of the parallel passes (<= 0: MatCSRKDefaultThreads()).
 */
 PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt bs, PetscInt grouprows, PetscInt nthreads, PetscInt **perm, PetscInt *ngroups, PetscInt **groupptr)
 {
@@ -668,7 +668,7 @@ PetscErrorCode MatCSRKComputeOrdering(Mat A, MatCSRKOrdering ordering, PetscInt 
   PetscCall(MatGetLocalSize(A, &m, NULL));
   if (ordering == MAT_CSRK_ORDERING_NATURAL || m < 2) PetscFunctionReturn(PETSC_SUCCESS);
 #if defined(_OPENMP)
-  nt = nthreads > 0 ? (int)nthreads : omp_get_max_threads();
+  nt = (int)(nthreads > 0 ? nthreads : MatCSRKDefaultThreads());
 #endif
   PetscCall(PetscTime(&t0));
   PetscCall(CSRKGraphFromMat(A, bs, (PetscBool)(ordering == MAT_CSRK_ORDERING_RCM), nt, &g, &bs));

@@ -8,11 +8,6 @@
 */
 #include "../csrkimpl.h"
 
-/* MatConvert() looks for "MatConvert_<from>_<to as typed, with or without the seq prefix>_C" on the source, then on
-   a new matrix of the target type: these are the names for conversions from and to AIJ */
-static const char *const SeqCSRKFromAIJ[] = {"MatConvert_seqaij_seqaijcsrk_C", "MatConvert_seqaij_csrk_C", NULL};
-static const char *const SeqCSRKToAIJ[]   = {"MatConvert_seqaijcsrk_seqaij_C", NULL};
-
 static PetscErrorCode MatSeqCSRKGetSpptr(Mat A, Mat_SeqCSRK **sp)
 {
   PetscFunctionBegin;
@@ -237,36 +232,6 @@ PetscErrorCode MatSeqCSRKSetOptions(Mat A, const MatCSRKOptions *opt)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSeqCSRKClear(Mat A)
-{
-  Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
-
-  PetscFunctionBegin;
-  /* spptr can be NULL after MatHeaderMerge() */
-  if (sp) {
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
-    PetscCall(PetscFree(A->spptr));
-  }
-  PetscCall(MatCSRKComposeConverters(A, SeqCSRKFromAIJ, NULL));
-  PetscCall(MatCSRKComposeConverters(A, SeqCSRKToAIJ, NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetOptions_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKSetOptions_C", NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", NULL));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatDestroy_SeqCSRK(Mat A)
-{
-  const struct _MatOps *base;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  PetscCall(MatSeqCSRKClear(A));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
-  PetscCall((*base->destroy)(A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
 {
   const struct _MatOps *base;
@@ -287,28 +252,52 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+/* Frees the CSR-k data of A (MatCSRKSetMethods() takes its methods away) */
+static PetscErrorCode MatSeqCSRKClear(Mat A)
 {
-  Mat                   B = *newmat;
+  Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
+
+  PetscFunctionBegin;
+  /* spptr can be NULL after MatHeaderMerge() */
+  if (sp) {
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    PetscCall(PetscFree(A->spptr));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatConvert() looks for "MatConvert_<from>_<to as typed, with or without the seq prefix>_C" on the source, then on
+   a new matrix of the target type: the conversions from and to AIJ are composed under those names */
+static const MatCSRKMethods SeqCSRKMethods = {
+  PETSC_FALSE,
+  MATSEQCSRK,
+  MATSEQAIJ,
+  {CSRK_METHOD(MATOP_MULT, MatMult_SeqCSRK), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_SeqCSRK), CSRK_METHOD(MATOP_DIAGONAL_SCALE, MatDiagonalScale_SeqCSRK),
+   CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_SeqCSRK), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRK)},
+  {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaij_csrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaij_C", MatConvert_SeqCSRK_SeqAIJ),
+   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatSeqCSRKSetOptions), CSRK_COMPOSED("MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK)}
+};
+
+PetscErrorCode MatDestroy_SeqCSRK(Mat A)
+{
   const struct _MatOps *base;
 
   PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
+  PetscCall(MatSeqCSRKClear(A));
+  PetscCall(MatCSRKSetMethods(A, &SeqCSRKMethods, PETSC_FALSE));
+  PetscCall((*base->destroy)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-  if (reuse != MAT_REUSE_MATRIX) {
-    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-    B->ops->destroy        = base->destroy;
-    B->ops->duplicate      = base->duplicate;
-    B->ops->mult           = base->mult;
-    B->ops->multadd        = base->multadd;
-    B->ops->diagonalscale  = base->diagonalscale;
-    B->ops->setfromoptions = base->setfromoptions;
-    B->ops->view           = base->view;
-    PetscCall(MatSeqCSRKClear(B));
-    PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
-  }
-  *newmat = B;
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqCSRKClear(*newmat));
+  PetscCall(MatCSRKSetMethods(*newmat, &SeqCSRKMethods, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -317,39 +306,20 @@ PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Ma
 */
 PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B = *newmat;
   Mat_SeqCSRK *sp;
   PetscBool    same;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQCSRK, &same));
-  if (same) {
-    *newmat = B;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*newmat, MATSEQCSRK, &same));
+  if (same) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscNew(&sp));
-  PetscCall(MatCSRKOptionsFromMat(B, &sp->opt));
-  sp->nzstate = -1;
-  sp->state   = -1;
-  B->spptr    = sp;
-
-  B->ops->mult           = MatMult_SeqCSRK;
-  B->ops->multadd        = MatMultAdd_SeqCSRK;
-  B->ops->destroy        = MatDestroy_SeqCSRK;
-  B->ops->duplicate      = MatDuplicate_SeqCSRK;
-  B->ops->diagonalscale  = MatDiagonalScale_SeqCSRK;
-  B->ops->setfromoptions = MatSetFromOptions_SeqCSRK;
-  B->ops->view           = MatView_SeqCSRK;
-  PetscCall(MatCSRKComposeConverters(B, SeqCSRKToAIJ, MatConvert_SeqCSRK_SeqAIJ));
-  PetscCall(MatCSRKComposeConverters(B, SeqCSRKFromAIJ, MatConvert_SeqAIJ_SeqCSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatSeqCSRKSetOptions));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQCSRK));
-  *newmat = B;
+  PetscCall(MatCSRKOptionsFromMat(*newmat, &sp->opt));
+  sp->nzstate      = -1;
+  sp->state        = -1;
+  (*newmat)->spptr = sp;
+  PetscCall(MatCSRKSetMethods(*newmat, &SeqCSRKMethods, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -1,0 +1,130 @@
+/*
+   The OpenMP product kernel of the CSR-k structure, y = A x (+ z) in the user's ordering, shared by the sequential
+   and MPI types (and by csrkcuda bound to the CPU): the loop nest of the k levels over each thread's rows, with the
+   column indices as 32-bit columns, 16-bit offsets from the diagonal or row patterns, and the row slices
+   (csrkslices.c) and row nodes (csrknodes.c) where the structure has them.
+*/
+#include "csrkimpl.h"
+#if defined(_OPENMP)
+  #include <omp.h>
+#endif
+
+/* One thread's rows R0..R1 (in the loop nest of the k levels) with the output placement fixed at compile time:
+   DST is the user's row of internal row r, OUT the stored value of sum. The column of the row's j-th entry is
+   ix[j] of the index array IDX of type ITYPE, read as xr[ix[j]]: xr = xx and the 32-bit columns cj (XSTEP 0), or
+   xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
+   in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
+   offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
+   the row), which measured up to 10 % faster on one core than a loop bounded by the next row pointer. */
+#define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, ITYPE, IDX) \
+  do { \
+    const PetscScalar *xr = xx + (XSTEP) * (R0); \
+    for (PetscInt r = (R0); r < (R1); r++, xr += (XSTEP)) { \
+      const CSRKIdx      q0 = rp[r], nz = rp[r + 1] - q0; \
+      const PetscScalar *v  = va + q0; \
+      const ITYPE       *ix = (IDX) + q0; \
+      PetscScalar        sum = 0.0; \
+      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
+      out[DST] = OUT; \
+    } \
+  } while (0)
+/* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
+   which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
+   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): on the 16-core
+   host the row-pointer form ran 0-5 % faster for its 4 bytes per row (docs/performance.md) */
+#define CSRK_PATTERN_ROWS(R0, R1, DST, OUT, UNUSED) \
+  do { \
+    const PetscScalar *xr = xx + (R0); \
+    for (PetscInt r = (R0); r < (R1); r++, xr++) { \
+      const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0; \
+      const int32_t     *ix = po + p0; \
+      const PetscScalar *v  = va + rp[r]; \
+      PetscScalar        sum = 0.0; \
+      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
+      out[DST] = OUT; \
+    } \
+  } while (0)
+/* The same with row slices (csrkslices.c): rows with patterns never have an output permutation (compression needs the
+   natural order or the renumbered layout), so only z varies */
+#define CSRK_SLICE_ROWS(R0, R1, DST, OUT, UNUSED) MatCSRKSliceRows(st, (R0), (R1), xx, zz, out)
+/* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
+#define CSRK_NEST(ROWS, DST, OUT, ...) \
+  do { \
+    if (st->k == 1) { \
+      ROWS(r0, r1, DST, OUT, __VA_ARGS__); \
+    } else if (st->k == 2) { \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
+    } else { \
+      for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
+    } \
+  } while (0)
+/* the four output placements: out = A x or out = A x + zz, in the internal order (no dperm) or scattered through dperm */
+#define CSRK_PLACEMENTS(ROWS, ...) \
+  do { \
+    if (!dperm && !zz) CSRK_NEST(ROWS, r, sum, __VA_ARGS__); \
+    else if (!dperm) CSRK_NEST(ROWS, r, zz[r] + sum, __VA_ARGS__); \
+    else if (!zz) CSRK_NEST(ROWS, dperm[r], sum, __VA_ARGS__); \
+    else CSRK_NEST(ROWS, dperm[r], zz[dperm[r]] + sum, __VA_ARGS__); \
+  } while (0)
+
+/* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
+   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency: on one core of
+   the 2-core machine the permuted 7-point product (2 M rows) took 28.1 / 22.0 / 19.0 / 19.4 ms at 16 / 64 / 128 / 256 */
+#define CSRK_GATHER_AHEAD 128
+
+/* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
+   kernel uses the same ones. */
+PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+{
+  PetscFunctionBegin;
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads)
+#endif
+  {
+    PetscInt                    t = 0, r0, r1;
+    const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
+    const int16_t *restrict     co = st->coloff;
+    const uint16_t *restrict    rowpat = st->rowpat;
+    const CSRKIdx *restrict     pp     = st->patptr;
+    const int32_t *restrict     po     = st->patoff;
+    const PetscScalar *restrict va = st->val, *restrict xx = x;
+    /* renumbered layout: the product goes to ywork in the internal order; rowperm layout: to y through perm */
+    PetscScalar *restrict       out   = st->ywork ? st->ywork : y;
+    const CSRKIdx *restrict     dperm = st->ywork ? NULL : perm;
+    const PetscScalar *restrict zz    = st->ywork ? NULL : z;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    if (st->xwork) {
+      /* renumbered layout: x in the internal order; every thread needs all of it */
+      for (PetscInt r = r0; r < r1; r++) {
+        if (r + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(x + perm[r + CSRK_GATHER_AHEAD]);
+        st->xwork[r] = x[perm[r]];
+      }
+#if defined(_OPENMP)
+  #pragma omp barrier
+#endif
+      xx = st->xwork;
+    }
+    if (st->nodesz) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
+    else if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, r, sum, 0);
+    else if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
+    else if (co) CSRK_PLACEMENTS(CSRK_ROWS, 1, int16_t, co);
+    else CSRK_PLACEMENTS(CSRK_ROWS, 0, CSRKIdx, cj);
+    if (st->ywork) {
+      /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
+      const CSRKIdx *restrict     ip = st->iperm;
+      const PetscScalar *restrict yw = st->ywork;
+#if defined(_OPENMP)
+  #pragma omp barrier
+#endif
+      for (PetscInt i = r0; i < r1; i++) {
+        if (i + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(yw + ip[i + CSRK_GATHER_AHEAD]);
+        y[i] = z ? z[i] + yw[ip[i]] : yw[ip[i]];
+      }
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
