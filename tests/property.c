@@ -470,23 +470,26 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
   switch (kind) {
   case STEP_VALUES: {
     InsertMode mode;
+    Mat        S; /* the rows read from a copy: MatGetRow() refuses a matrix that MatSetValues() has made unassembled */
     PetscCall(Uniform(rg, &u));
     mode = u < 0.5 ? INSERT_VALUES : ADD_VALUES;
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &S));
     for (PetscInt r = rstart; r < rend; r++) {
       PetscInt           ncols, *c;
       const PetscInt    *cols;
       PetscScalar       *v;
       PetscCall(Uniform(rl, &u));
       if (u < 0.5) continue;
-      PetscCall(MatGetRow(A, r, &ncols, &cols, NULL));
+      PetscCall(MatGetRow(S, r, &ncols, &cols, NULL));
       PetscCall(PetscMalloc2(ncols, &c, ncols, &v));
       PetscCall(PetscArraycpy(c, cols, ncols));
-      PetscCall(MatRestoreRow(A, r, &ncols, &cols, NULL));
+      PetscCall(MatRestoreRow(S, r, NULL, &cols, NULL)); /* MatRestoreRow() sets its count to 0 */
       for (PetscInt q = 0; q < ncols; q++) PetscCall(RandValue(rl, &v[q]));
       PetscCall(MatSetValues(A, 1, &r, ncols, c, v, mode));
       PetscCall(MatSetValues(*C, 1, &r, ncols, c, v, mode));
       PetscCall(PetscFree2(c, v));
     }
+    PetscCall(MatDestroy(&S));
     PetscCall(Assemble(A, *C));
   } break;
   case STEP_NEWNZ: {
@@ -556,7 +559,7 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
       PetscCall(Uniform(rl, &u));
       if (u >= 0.15) continue;
       PetscCall(MatGetRow(Ad, r - rstart, &ncols, NULL, NULL));
-      PetscCall(MatRestoreRow(Ad, r - rstart, &ncols, NULL, NULL));
+      PetscCall(MatRestoreRow(Ad, r - rstart, NULL, NULL, NULL)); /* MatRestoreRow() sets its count to 0 */
       if (a == 0.0 || ncols > 0) rows[nz++] = r;
     }
     PetscCall(MatZeroRows(A, nz, rows, a, NULL, NULL));
