@@ -123,6 +123,10 @@ case " $phases " in *" test "*)
     run "ksp csrkcuda" $np "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
   done
   run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
+  # the public-API parity suite on the device type (device vectors): every operation's products against aij's
+  for np in 1 2; do
+    run "apiparity csrkcuda" $np "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
+  done
   # the MPI product's own halo exchange (pinned host buffers; the default) with several neighbours per rank and a
   # rectangular matrix, and MPIAIJ's VecScatter instead
   run_info "MPI halo through pinned buffers (np 2)" "halo exchange through pinned host buffers" mpiexec -n 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda

@@ -94,15 +94,20 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MPIAIJ scales its blocks through the method table, bypassing MatDiagonalScale() and its state increase */
-static PetscErrorCode MatDiagonalScale_SeqCSRK(Mat A, Vec ll, Vec rr)
+/* MatRetrieveValues() copies the stored values back into the AIJ array without increasing the object state in PETSc
+   3.18 (MatRetrieveValues_SeqAIJ; newer releases increase it in MatRetrieveValues()), so the copy is refreshed on the
+   next product whatever the state says. The state itself is left as aij leaves it: a preconditioner keyed on it is
+   then rebuilt, or kept, exactly as with aij. MPIAIJ retrieves its blocks through MatRetrieveValues(), hence this. */
+static PetscErrorCode (*MatRetrieveValues_AIJ)(Mat);
+
+static PetscErrorCode MatRetrieveValues_SeqCSRK(Mat A)
 {
-  const struct _MatOps *base;
+  Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  PetscCall((*base->diagonalscale)(A, ll, rr));
-  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscCall((*MatRetrieveValues_AIJ)(A));
+  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  sp->state = -1; /* no object state: the values are copied at the next product */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -257,9 +262,9 @@ PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Ma
     B->ops->duplicate      = base->duplicate;
     B->ops->mult           = base->mult;
     B->ops->multadd        = base->multadd;
-    B->ops->diagonalscale  = base->diagonalscale;
     B->ops->setfromoptions = base->setfromoptions;
     B->ops->view           = base->view;
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_AIJ));
     PetscCall(MatSeqCSRKClear(B));
     PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   }
@@ -295,9 +300,11 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
   B->ops->multadd        = MatMultAdd_SeqCSRK;
   B->ops->destroy        = MatDestroy_SeqCSRK;
   B->ops->duplicate      = MatDuplicate_SeqCSRK;
-  B->ops->diagonalscale  = MatDiagonalScale_SeqCSRK;
   B->ops->setfromoptions = MatSetFromOptions_SeqCSRK;
   B->ops->view           = MatView_SeqCSRK;
+  if (!MatRetrieveValues_AIJ) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &MatRetrieveValues_AIJ));
+  PetscCheck(MatRetrieveValues_AIJ, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SeqAIJ MatRetrieveValues() not found");
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_SeqCSRK));
   PetscCall(MatCSRKComposeConverters(B, SeqCSRKToAIJ, MatConvert_SeqCSRK_SeqAIJ));
   PetscCall(MatCSRKComposeConverters(B, SeqCSRKFromAIJ, MatConvert_SeqAIJ_SeqCSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK));
