@@ -486,9 +486,9 @@ static PetscErrorCode SolveWith(Mat M, const Solver *s, Vec b, Vec x, PetscInt *
 
 static PetscErrorCode CheckSolves(Mat M[2], PetscBool spd, const char *when)
 {
-  const Solver  sym[] = {{KSPCG, NULL}, {KSPCG, PCICC}, {KSPCG, PCGAMG}, {KSPGMRES, NULL}}, gen[] = {{KSPGMRES, NULL}, {KSPGMRES, PCILU}, {KSPBCGS, PCJACOBI}};
+  const Solver  sym[] = {{KSPCG, NULL}, {KSPCG, PCICC}, {KSPCG, PCGAMG}, {KSPGMRES, NULL}, {KSPGMRES, PCASM}}, gen[] = {{KSPGMRES, NULL}, {KSPGMRES, PCILU}, {KSPBCGS, PCJACOBI}, {KSPGMRES, PCASM}};
   const Solver *s     = spd ? sym : gen;
-  PetscInt      ns    = spd ? 4 : 3;
+  PetscInt      ns    = spd ? 5 : 4;
   Vec           b, x[2];
   MPI_Comm      comm = PetscObjectComm((PetscObject)M[1]);
   PetscMPIInt   size;
@@ -616,6 +616,16 @@ static PetscErrorCode RunSequence(Mat G, PetscBool spd, PetscBool nonsym, PetscB
   for (PetscInt t = 0; t < 2; t++) PetscCall(MatRetrieveValues(M[t]));
   PetscCall(Check2(M, "MatRetrieveValues twice"));
   if (ksp && (spd || nonsym)) PetscCall(CheckKSPReuse(M, spd));
+  for (PetscInt t = 0; t < 2; t++) {
+    /* the stored values survive a round trip through aij (the types' own retrieve is taken off and put back) */
+    PetscCall(MatConvert(M[t], MATAIJ, MAT_INPLACE_MATRIX, &M[t]));
+    PetscCall(MatConvert(M[t], type[t], MAT_INPLACE_MATRIX, &M[t]));
+    PetscCall(MatSetFromOptions(M[t]));
+    PetscCall(MatScale(M[t], -2.0));
+  }
+  PetscCall(Check2(M, "MatScale after MatStoreValues and a round trip through aij"));
+  for (PetscInt t = 0; t < 2; t++) PetscCall(MatRetrieveValues(M[t]));
+  PetscCall(Check2(M, "MatRetrieveValues after a round trip through aij"));
   for (PetscInt t = 0; t < 2; t++) PetscCall(MatSetOption(M[t], MAT_NEW_NONZERO_LOCATIONS, PETSC_TRUE));
 
   /* 2. values set again: INSERT, flush, ADD, final assembly */

@@ -89,7 +89,7 @@ typedef struct {
   MatCSRKOptions    opt;
   MatCSRKStructure *st;
   PetscObjectState  nzstate; /* A->nonzerostate the structure was built for */
-  PetscObjectState  state;   /* object state the values were copied at */
+  PetscObjectState  state;   /* object state the values were copied at; -1: copy them at the next product */
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
   /* CUDA type: the device copy and the host counters it was uploaded at */

@@ -3,8 +3,9 @@
 
    The AIJ arrays stay the master copy, so every inherited AIJ operation (MatGetRow, factorizations, MatView,
    MatMultTranspose, ...) sees the user's matrix. The CSR-k structure is keyed on A->nonzerostate (pattern:
-   ordering and pointers are rebuilt) and on the object state (values: one refresh pass, no re-ordering), and
-   is brought up to date lazily by the products.
+   ordering and pointers are rebuilt) and on the object state (values: one refresh pass, no re-ordering; also after
+   MatRetrieveValues(), which bypasses the state), and is brought up to date lazily by the products
+   (docs/design.md, "Value changes").
 */
 #include "../csrkimpl.h"
 
@@ -97,7 +98,8 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
 /* MatRetrieveValues() copies the stored values back into the AIJ array without increasing the object state in PETSc
    3.18 (MatRetrieveValues_SeqAIJ; newer releases increase it in MatRetrieveValues()), so the copy is refreshed on the
    next product whatever the state says. The state itself is left as aij leaves it: a preconditioner keyed on it is
-   then rebuilt, or kept, exactly as with aij. MPIAIJ retrieves its blocks through MatRetrieveValues(), hence this. */
+   then rebuilt, or kept, exactly as with aij. MPIAIJ's MatRetrieveValues() calls MatRetrieveValues() on its blocks,
+   so the MPI types (csrkcuda's too) need nothing of their own. */
 static PetscErrorCode (*MatRetrieveValues_AIJ)(Mat);
 
 static PetscErrorCode MatRetrieveValues_SeqCSRK(Mat A)
