@@ -659,8 +659,15 @@ static PetscErrorCode RunSequence(Mat G, PetscBool spd, PetscBool nonsym, PetscB
   /* 3. scaling, shifts, diagonals */
   for (PetscInt t = 0; t < 2; t++) PetscCall(MatScale(M[t], -0.75));
   PetscCall(Check2(M, "MatScale"));
-  for (PetscInt t = 0; t < 2; t++) PetscCall(Shift(M[t], 2.5));
-  PetscCall(Check2(M, "MatShift"));
+#if PETSC_VERSION_GE(3, 19, 0)
+  /* PETSc 3.26.1's MatShift_Basic reads the off-diagonal block after an assembly that destroyed it when a diagonal
+     entry is new there (rectangular matrices on several processes): a use after free in MPIAIJ itself */
+  if (square || size == 1)
+#endif
+  {
+    for (PetscInt t = 0; t < 2; t++) PetscCall(Shift(M[t], 2.5));
+    PetscCall(Check2(M, "MatShift"));
+  }
   {
     Vec l, r;
     PetscCall(MatCreateVecs(M[1], &r, &l));

@@ -601,14 +601,17 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
 #if PETSC_VERSION_GE(3, 19, 0)
     /* PETSc 3.26.1's MatShift_Basic keeps a pointer to the off-diagonal block across an assembly that can destroy it
-       (MatDisAssemble_MPIAIJ) when a process has an empty diagonal block: a use after free in plain MPIAIJ (valgrind:
-       freed in MatDisAssemble_MPIAIJ, read in MatShift_Basic). That case is left out there. */
+       (MatDisAssemble_MPIAIJ) when a process has an empty diagonal block, or when diagonal entries fall into the
+       off-diagonal block (row and column layouts that differ): a use after free in plain MPIAIJ (valgrind: freed in
+       MatDisAssemble_MPIAIJ, read in MatShift_Basic). Those cases are left out there. */
     if (size > 1) {
-      Mat     Ad;
-      MatInfo info;
+      Mat       Ad;
+      MatInfo   info;
+      PetscBool cong;
       PetscCall(MatGetDiagonalBlock(A, &Ad));
       PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
-      empty = info.nz_used == 0;
+      PetscCall(MatHasCongruentLayouts(A, &cong));
+      empty = info.nz_used == 0 || !cong;
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &empty, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
     }
 #endif
