@@ -129,6 +129,10 @@ case " $phases " in *" test "*)
   done
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
+  # the public-API parity suite on the device type (device vectors): every operation's products against aij's
+  for np in 1 2; do
+    run "apiparity csrkcuda" $np "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
+  done
   # the MPI product's own halo exchange (pinned host buffers; the default) with several neighbours per rank and a
   # rectangular matrix, and MPIAIJ's VecScatter instead
   run_info "MPI halo through pinned buffers (np 2)" "halo exchange through pinned host buffers" mpiexec -n 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda

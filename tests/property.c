@@ -15,9 +15,14 @@ typedef enum {
   STEP_CONVERT,
   STEP_OPTIONS,
   STEP_DIAGSCALE,
+  STEP_STORE,
+  STEP_ARRAY,
+  STEP_COPY,
+  STEP_PARTS,
   STEP_N
 } StepKind;
-static const char *const StepNames[] = {"MatSetValues same pattern", "MatSetValues new nonzeros", "MatScale", "MatShift", "MatZeroRows", "MatConvert to aij and back in place", "CSR-k options changed", "MatDiagonalScale"};
+static const char *const StepNames[] = {"MatSetValues same pattern", "MatSetValues new nonzeros", "MatScale", "MatShift", "MatZeroRows", "MatConvert to aij and back in place", "CSR-k options changed", "MatDiagonalScale",
+                                        "MatStoreValues, a change the products see, MatRetrieveValues", "MatSeqAIJGetArray or GetArrayWrite on the local blocks", "MatAXPY or MatCopy from a duplicate, same pattern", "MatRealPart, MatConjugate"};
 
 /* the random CSR-k options of a case */
 typedef struct {
@@ -29,6 +34,7 @@ typedef struct {
 /* where the run is, for the failure lines and the error handler */
 static PetscInt    seed = 1, icase = 0, istep = 0, nsteps = 6, nchecks = 0, nfail = 0, casefail = 0;
 static PetscMPIInt nranks = 1;
+static PetscObjectState storednz; /* nonzero state of the case's matrix at its first MatStoreValues(), -1 before */
 static PetscReal   tol = 1e-12;
 static PetscBool   quiet = PETSC_FALSE; /* the self-test's expected failure is not printed */
 static const char *stepname = "initial conversion";
@@ -454,6 +460,94 @@ static PetscErrorCode Assemble(Mat A, Mat C)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The local blocks of M: M itself on one process, the diagonal and off-diagonal blocks on more */
+static PetscErrorCode LocalBlocks(Mat M, Mat blk[2])
+{
+  PetscFunctionBegin;
+  blk[0] = M;
+  blk[1] = NULL;
+  if (nranks > 1) PetscCall(MatMPIAIJGetSeqAIJ(M, &blk[0], &blk[1], NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The value arrays of the local blocks of A and C (the same layout: the same insertions) written directly, with the
+   same random values: read-write (MatSeqAIJGetArray, a random factor and shift per entry) or write-only
+   (MatSeqAIJGetArrayWrite, new values) */
+static PetscErrorCode ArrayStep(PetscRandom rl, Mat A, Mat C, PetscBool writeonly)
+{
+  Mat ba[2], bc[2];
+
+  PetscFunctionBegin;
+  PetscCall(LocalBlocks(A, ba));
+  PetscCall(LocalBlocks(C, bc));
+  for (PetscInt b = 0; b < 2; b++) {
+    MatInfo      ia, ic;
+    PetscScalar *f, *g, *a, *c;
+    PetscInt     nz;
+    if (!ba[b]) continue;
+    PetscCall(MatGetInfo(ba[b], MAT_LOCAL, &ia));
+    PetscCall(MatGetInfo(bc[b], MAT_LOCAL, &ic));
+    nz = (PetscInt)ia.nz_used;
+    PetscCheck(nz == (PetscInt)ic.nz_used, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Blocks of %" PetscInt_FMT " and %g nonzeros", nz, ic.nz_used);
+    PetscCall(PetscMalloc2(nz, &f, nz, &g));
+    for (PetscInt q = 0; q < nz; q++) {
+      PetscCall(RandFactor(rl, &f[q]));
+      PetscCall(RandValue(rl, &g[q]));
+    }
+    if (writeonly) {
+      PetscCall(MatSeqAIJGetArrayWrite(ba[b], &a));
+      PetscCall(MatSeqAIJGetArrayWrite(bc[b], &c));
+      for (PetscInt q = 0; q < nz; q++) a[q] = c[q] = g[q];
+      PetscCall(MatSeqAIJRestoreArrayWrite(ba[b], &a));
+      PetscCall(MatSeqAIJRestoreArrayWrite(bc[b], &c));
+    } else {
+      PetscCall(MatSeqAIJGetArray(ba[b], &a));
+      PetscCall(MatSeqAIJGetArray(bc[b], &c));
+      for (PetscInt q = 0; q < nz; q++) {
+        a[q] = f[q] * a[q] + 0.1 * g[q];
+        c[q] = f[q] * c[q] + 0.1 * g[q];
+      }
+      PetscCall(MatSeqAIJRestoreArray(ba[b], &a));
+      PetscCall(MatSeqAIJRestoreArray(bc[b], &c));
+    }
+    PetscCall(PetscFree2(f, g));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* new values in about half of the local rows of A and C, on their existing entries, inserted or added */
+static PetscErrorCode ChangeRows(PetscRandom rg, PetscRandom rl, Mat A, Mat C)
+{
+  InsertMode mode;
+  Mat        S; /* the rows read from a copy: MatGetRow() refuses a matrix that MatSetValues() has made unassembled */
+  PetscReal  u;
+  PetscInt   rstart, rend;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(Uniform(rg, &u));
+  mode = u < 0.5 ? INSERT_VALUES : ADD_VALUES;
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &S));
+  for (PetscInt r = rstart; r < rend; r++) {
+    PetscInt           ncols, *c;
+    const PetscInt    *cols;
+    PetscScalar       *v;
+    PetscCall(Uniform(rl, &u));
+    if (u < 0.5) continue;
+    PetscCall(MatGetRow(S, r, &ncols, &cols, NULL));
+    PetscCall(PetscMalloc2(ncols, &c, ncols, &v));
+    PetscCall(PetscArraycpy(c, cols, ncols));
+    PetscCall(MatRestoreRow(S, r, NULL, &cols, NULL)); /* MatRestoreRow() sets its count to 0 */
+    for (PetscInt q = 0; q < ncols; q++) PetscCall(RandValue(rl, &v[q]));
+    PetscCall(MatSetValues(A, 1, &r, ncols, c, v, mode));
+    PetscCall(MatSetValues(C, 1, &r, ncols, c, v, mode));
+    PetscCall(PetscFree2(c, v));
+  }
+  PetscCall(MatDestroy(&S));
+  PetscCall(Assemble(A, C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* one random change, the same on A and on C: choices that every process must agree on come from rg, local ones from rl */
 static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKind kind)
 {
@@ -468,27 +562,9 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatSetOption(*C, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   switch (kind) {
-  case STEP_VALUES: {
-    InsertMode mode;
-    PetscCall(Uniform(rg, &u));
-    mode = u < 0.5 ? INSERT_VALUES : ADD_VALUES;
-    for (PetscInt r = rstart; r < rend; r++) {
-      PetscInt           ncols, *c;
-      const PetscInt    *cols;
-      PetscScalar       *v;
-      PetscCall(Uniform(rl, &u));
-      if (u < 0.5) continue;
-      PetscCall(MatGetRow(A, r, &ncols, &cols, NULL));
-      PetscCall(PetscMalloc2(ncols, &c, ncols, &v));
-      PetscCall(PetscArraycpy(c, cols, ncols));
-      PetscCall(MatRestoreRow(A, r, &ncols, &cols, NULL));
-      for (PetscInt q = 0; q < ncols; q++) PetscCall(RandValue(rl, &v[q]));
-      PetscCall(MatSetValues(A, 1, &r, ncols, c, v, mode));
-      PetscCall(MatSetValues(*C, 1, &r, ncols, c, v, mode));
-      PetscCall(PetscFree2(c, v));
-    }
-    PetscCall(Assemble(A, *C));
-  } break;
+  case STEP_VALUES:
+    PetscCall(ChangeRows(rg, rl, A, *C));
+    break;
   case STEP_NEWNZ: {
     PetscInt cnt, i, j;
     PetscCall(RandInt(rl, 0, 20, &cnt));
@@ -525,14 +601,17 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
 #if PETSC_VERSION_GE(3, 19, 0)
     /* PETSc 3.26.1's MatShift_Basic keeps a pointer to the off-diagonal block across an assembly that can destroy it
-       (MatDisAssemble_MPIAIJ) when a process has an empty diagonal block: a use after free in plain MPIAIJ (valgrind:
-       freed in MatDisAssemble_MPIAIJ, read in MatShift_Basic). That case is left out there. */
+       (MatDisAssemble_MPIAIJ) when a process has an empty diagonal block, or when diagonal entries fall into the
+       off-diagonal block (row and column layouts that differ): a use after free in plain MPIAIJ (valgrind: freed in
+       MatDisAssemble_MPIAIJ, read in MatShift_Basic). Those cases are left out there. */
     if (size > 1) {
-      Mat     Ad;
-      MatInfo info;
+      Mat       Ad;
+      MatInfo   info;
+      PetscBool cong;
       PetscCall(MatGetDiagonalBlock(A, &Ad));
       PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
-      empty = info.nz_used == 0;
+      PetscCall(MatHasCongruentLayouts(A, &cong));
+      empty = info.nz_used == 0 || !cong;
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &empty, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
     }
 #endif
@@ -556,7 +635,7 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
       PetscCall(Uniform(rl, &u));
       if (u >= 0.15) continue;
       PetscCall(MatGetRow(Ad, r - rstart, &ncols, NULL, NULL));
-      PetscCall(MatRestoreRow(Ad, r - rstart, &ncols, NULL, NULL));
+      PetscCall(MatRestoreRow(Ad, r - rstart, NULL, NULL, NULL)); /* MatRestoreRow() sets its count to 0 */
       if (a == 0.0 || ncols > 0) rows[nz++] = r;
     }
     PetscCall(MatZeroRows(A, nz, rows, a, NULL, NULL));
@@ -608,6 +687,63 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
     PetscCall(VecDestroy(&l));
     PetscCall(VecDestroy(&r));
   } break;
+  case STEP_STORE: {
+    /* the stored values come back after a change that a product has seen: MatRetrieveValues() does not increase the
+       object state in PETSc 3.18. MatStoreValues() keeps the space of its first call, which a grown pattern would
+       overrun: after a pattern change since the last store of the case, on duplicates of A and C. */
+    Mat              pair[2] = {A, *C};
+    PetscObjectState nzs;
+    PetscBool        dup;
+    PetscCall(MatGetNonzeroState(A, &nzs));
+    dup = (PetscBool)(storednz >= 0 && nzs != storednz);
+    for (PetscInt t = 0; t < 2; t++) {
+      if (dup) PetscCall(MatDuplicate(pair[t], MAT_COPY_VALUES, &pair[t]));
+      PetscCall(MatSetOption(pair[t], MAT_NEW_NONZERO_LOCATIONS, PETSC_FALSE));
+      PetscCall(MatStoreValues(pair[t]));
+    }
+    if (!dup) storednz = nzs;
+    PetscCall(Check(pair[0], pair[1], rl));
+    PetscCall(Uniform(rg, &u));
+    if (u < 0.4) {
+      PetscCall(RandFactor(rg, &a));
+      for (PetscInt t = 0; t < 2; t++) PetscCall(MatScale(pair[t], a));
+    } else if (u < 0.7) PetscCall(ArrayStep(rl, pair[0], pair[1], PETSC_FALSE));
+    else PetscCall(ChangeRows(rg, rl, pair[0], pair[1]));
+    PetscCall(Check(pair[0], pair[1], rl));
+    PetscCall(Uniform(rg, &u));
+    for (PetscInt t = 0; t < 2; t++) {
+      PetscCall(MatRetrieveValues(pair[t]));
+      if (u < 0.3) PetscCall(MatRetrieveValues(pair[t])); /* twice */
+      PetscCall(MatSetOption(pair[t], MAT_NEW_NONZERO_LOCATIONS, PETSC_TRUE));
+    }
+    if (dup) {
+      PetscCall(Check(pair[0], pair[1], rl));
+      PetscCall(MatDestroy(&pair[0]));
+      PetscCall(MatDestroy(&pair[1]));
+    }
+  } break;
+  case STEP_ARRAY:
+    PetscCall(Uniform(rg, &u));
+    PetscCall(ArrayStep(rl, A, *C, (PetscBool)(u < 0.5)));
+    break;
+  case STEP_COPY: {
+    Mat pair[2] = {A, *C}, X;
+    PetscCall(RandFactor(rg, &a));
+    PetscCall(Uniform(rg, &u));
+    for (PetscInt t = 0; t < 2; t++) {
+      PetscCall(MatDuplicate(pair[t], MAT_COPY_VALUES, &X));
+      PetscCall(MatScale(X, a));
+      if (u < 0.5) PetscCall(MatAXPY(pair[t], 0.5, X, SAME_NONZERO_PATTERN));
+      else PetscCall(MatCopy(X, pair[t], SAME_NONZERO_PATTERN));
+      PetscCall(MatDestroy(&X));
+    }
+  } break;
+  case STEP_PARTS:
+    PetscCall(MatRealPart(A));
+    PetscCall(MatRealPart(*C));
+    PetscCall(MatConjugate(A));
+    PetscCall(MatConjugate(*C));
+    break;
   default:
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unknown step %d", (int)kind);
   }
@@ -662,6 +798,7 @@ int main(int argc, char **argv)
     ncases++;
     casefail = 0;
     istep    = 0;
+    storednz = -1;
     stepname = "initial conversion";
     /* rg: the same on every process (sizes, layouts, options, steps); rl: this process's own (vectors, local rows and values) */
     PetscCall(RandomCreate(Mix(seed, icase, 0), &rg));

@@ -180,6 +180,15 @@ for np in $ranks; do
   run "state ordering natural, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering natural -mat_csrk_compress_indices 0
   run "state ordering rcm, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering rcm -mat_csrk_compress_indices 0
 done
+# public-API parity: the same matrix built through PETSc's public API in csrk and in aij, the same ~80 public Mat
+# operations applied to both (stored values retrieved, scalings, sums, zeroed rows, copies, duplicates, conversions,
+# transposes, submatrices, array access, COO, products), the MatMult family, diagonal and norms compared after each
+# and KSP iteration counts (CG, GMRES; ICC/ILU, GAMG); aij against aij is the control, so that a failure is the plugin's
+for np in $ranks; do
+  run "apiparity lap2d5, randrect, elasticity3d, random: every ordering and k" "$np" "$build/tests/apiparity" -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80
+  run "apiparity permuted lap3d27, randnodes: 2 threads, both layouts" "$np" "$build/tests/apiparity" -problem lap3d27,randnodes -n 4,90 -permute 1 -orderings natural,rcm -ks 2,3 -layouts renumbered,rowperm -mat_csrk_threads 2
+  run "apiparity control: aij against aij" "$np" "$build/tests/apiparity" -ctype aij -problem lap2d5,randrect,elasticity3d,random,lap3d27,randnodes -n 10,60,3,80,4,90 -orderings natural -ks 1
+done
 # the orderings give the same permutation whatever the number of threads (randomly permuted and natural inputs)
 run "ordering: Band-k independent of the threads, permuted" 1 "$build/tests/ordering"
 run "ordering: Band-k independent of the threads, natural" 1 "$build/tests/ordering" -permute 0 -problem lap3d7,elasticity3d,lap2d5 -n 30,10,200

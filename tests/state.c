@@ -118,35 +118,39 @@ static PetscErrorCode ExpectType(Mat M, const char *seqtype, const char *mpitype
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Same local change of values on both: a row of A scaled and re-inserted through MatSetValues */
+/* Same local change of values on both: a row of A scaled and re-inserted through MatSetValues (the rows read from a
+   copy: MatGetRow() refuses a matrix that MatSetValues() has made unassembled) */
 static PetscErrorCode ChangeValues(Mat M, PetscScalar factor, PetscBool newentry)
 {
   PetscInt rstart, rend, N;
+  Mat      S;
 
   PetscFunctionBegin;
   PetscCall(MatGetOwnershipRange(M, &rstart, &rend));
   PetscCall(MatGetSize(M, NULL, &N));
+  PetscCall(MatDuplicate(M, MAT_COPY_VALUES, &S));
   for (PetscInt r = rstart; r < rend; r += 3) {
     PetscInt           ncols;
     const PetscInt    *cols;
     const PetscScalar *vals;
     PetscInt          *c;
     PetscScalar       *v;
-    PetscCall(MatGetRow(M, r, &ncols, &cols, &vals));
+    PetscCall(MatGetRow(S, r, &ncols, &cols, &vals));
     PetscCall(PetscMalloc2(ncols, &c, ncols, &v));
     for (PetscInt q = 0; q < ncols; q++) {
       c[q] = cols[q];
       v[q] = factor * vals[q] + 0.25;
     }
-    PetscCall(MatRestoreRow(M, r, &ncols, &cols, &vals));
+    PetscCall(MatRestoreRow(S, r, NULL, &cols, &vals)); /* MatRestoreRow() sets its count to 0 */
     PetscCall(MatSetValues(M, 1, &r, ncols, c, v, INSERT_VALUES));
     PetscCall(PetscFree2(c, v));
   }
+  PetscCall(MatDestroy(&S));
   if (newentry) {
     /* new nonzeros in every process's diagonal block and far away */
     for (PetscInt r = rstart; r < rend; r += 97) {
-      PetscCall(MatSetValue(M, r, rstart + (r - rstart + (rend - rstart) / 2) % (rend - rstart), 0.5, ADD_VALUES));
-      PetscCall(MatSetValue(M, r, (r + N / 2 + 1) % N, 0.5, ADD_VALUES));
+      PetscCall(MatSetValue(M, r, rstart + (r - rstart + (rend - rstart) / 2) % (rend - rstart), 0.5, INSERT_VALUES));
+      PetscCall(MatSetValue(M, r, (r + N / 2 + 1) % N, 0.5, INSERT_VALUES));
     }
   }
   PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));

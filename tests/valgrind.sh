@@ -122,6 +122,10 @@ case_ "parity permuted lap3d7, 32-bit indices" 1 "$t/parity" -problem lap3d7 -n 
 CSRK_NATURAL_COPY=1 case_ "parity natural order copied (CSRK_NATURAL_COPY=1)" 1 "$t/parity" -problem lap3d27 -n 6 -mat_csrk_threads 2
 case_ "parity entry 32768 from the diagonal" 1 "$t/parity" -problem lap2d5 -n 182 -far 32768 -expect_natural_index_bytes 4 -kmin 2 -kmax 2 -transpose 0 -mat_csrk_row_patterns 0
 case_ "parity permuted lap3d7" 2 "$t/parity" -problem lap3d7 -n 7 -permute 3 -mat_csrk_threads 2
+# apiparity: the public-API sequence (stored values, conversions, transposes, submatrices, COO, products, KSP) on a
+# square and a rectangular matrix, and on a block matrix over 2 ranks
+case_ "apiparity lap2d5, randrect (natural, rcm; k 2)" 1 "$t/apiparity" -problem lap2d5,randrect -n 6,30 -orderings natural,rcm -ks 2 -mat_csrk_threads 2
+case_ "apiparity elasticity3d (bandk, k 3)" 2 "$t/apiparity" -problem elasticity3d -n 3 -orderings bandk -ks 3 -mat_csrk_threads 2
 # one real matrix, large enough (44k nonzeros) for the default thread count to be used
 matrices=${CSRK_MATRICES:-$top/../shared/matrices}
 if [ -f "$matrices/fe_4elt2.mtx" ]; then

@@ -101,7 +101,7 @@ typedef struct {
   MatCSRKBudget     budget;
   MatCSRKStructure *st;
   PetscObjectState  nzstate; /* A->nonzerostate the structure was built for */
-  PetscObjectState  state;   /* object state the values were copied at */
+  PetscObjectState  state;   /* object state the values were copied at; -1: copy them at the next product */
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
   void             *cuda;    /* CUDA type: its device data (Mat_SeqCSRKCUDA, cuda/csrkcuda.h) */

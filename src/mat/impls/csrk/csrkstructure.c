@@ -463,7 +463,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
     CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
-    st->ordering = *autodist > (PetscReal)m / 16 ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
+    st->ordering = CSRK_AUTO_SCRAMBLED(*autodist, m) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     if (st->ordering == MAT_CSRK_ORDERING_RCM && opt->gpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
       PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
       st->ordering = MAT_CSRK_ORDERING_NATURAL;

@@ -3,8 +3,9 @@
 
    The AIJ arrays stay the master copy, so every inherited AIJ operation (MatGetRow, factorizations, MatView,
    MatMultTranspose, ...) sees the user's matrix. The CSR-k structure is keyed on A->nonzerostate (pattern:
-   ordering and pointers are rebuilt) and on the object state (values: one refresh pass, no re-ordering), and
-   is brought up to date lazily by the products.
+   ordering and pointers are rebuilt) and on the object state (values: one refresh pass, no re-ordering; also after
+   MatRetrieveValues(), which bypasses the state), and is brought up to date lazily by the products
+   (docs/design.md, "Value changes").
 */
 #include "../csrkimpl.h"
 
@@ -132,15 +133,21 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MPIAIJ scales its blocks through the method table, bypassing MatDiagonalScale() and its state increase */
-static PetscErrorCode MatDiagonalScale_SeqCSRK(Mat A, Vec ll, Vec rr)
+/* MatRetrieveValues() copies the stored values back into the AIJ array without increasing the object state in PETSc
+   3.18 (MatRetrieveValues_SeqAIJ; newer releases increase it in MatRetrieveValues()), so the copy is refreshed on the
+   next product whatever the state says. The state itself is left as aij leaves it: a preconditioner keyed on it is
+   then rebuilt, or kept, exactly as with aij. MPIAIJ's MatRetrieveValues() calls MatRetrieveValues() on its blocks,
+   so the MPI types (csrkcuda's too) need nothing of their own. */
+static PetscErrorCode (*MatRetrieveValues_AIJ)(Mat);
+
+static PetscErrorCode MatRetrieveValues_SeqCSRK(Mat A)
 {
-  const struct _MatOps *base;
+  Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  PetscCall((*base->diagonalscale)(A, ll, rr));
-  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscCall((*MatRetrieveValues_AIJ)(A));
+  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  sp->state = -1; /* no object state: the values are copied at the next product */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -272,7 +279,7 @@ static const MatCSRKMethods SeqCSRKMethods = {
   PETSC_FALSE,
   MATSEQCSRK,
   MATSEQAIJ,
-  {CSRK_METHOD(MATOP_MULT, MatMult_SeqCSRK), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_SeqCSRK), CSRK_METHOD(MATOP_DIAGONAL_SCALE, MatDiagonalScale_SeqCSRK),
+  {CSRK_METHOD(MATOP_MULT, MatMult_SeqCSRK), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_SeqCSRK),
    CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_SeqCSRK), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRK)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaij_csrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaij_C", MatConvert_SeqCSRK_SeqAIJ),
    CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatSeqCSRKSetOptions), CSRK_COMPOSED("MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK)}
@@ -298,6 +305,7 @@ PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Ma
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatSeqCSRKClear(*newmat));
   PetscCall(MatCSRKSetMethods(*newmat, &SeqCSRKMethods, PETSC_FALSE));
+  PetscCall(PetscObjectComposeFunction((PetscObject)*newmat, "MatRetrieveValues_C", MatRetrieveValues_AIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -320,6 +328,9 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
   sp->state        = -1;
   (*newmat)->spptr = sp;
   PetscCall(MatCSRKSetMethods(*newmat, &SeqCSRKMethods, PETSC_TRUE));
+  if (!MatRetrieveValues_AIJ) PetscCall(PetscObjectQueryFunction((PetscObject)*newmat, "MatRetrieveValues_C", &MatRetrieveValues_AIJ));
+  PetscCheck(MatRetrieveValues_AIJ, PETSC_COMM_SELF, PETSC_ERR_PLIB, "SeqAIJ MatRetrieveValues() not found");
+  PetscCall(PetscObjectComposeFunction((PetscObject)*newmat, "MatRetrieveValues_C", MatRetrieveValues_SeqCSRK));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
