@@ -83,16 +83,16 @@ typedef struct {
   PetscLogDouble  bytes;
 } MatCSRKStructure;
 
-/* The set-up budget of one block (csrksetup.c): what the build and the refreshes may spend */
+/* The set-up budget of one block (csrksetup.c): products counted since the pattern and the values changed */
 typedef struct {
-  PetscLogDouble tbase;    /* best time of an AIJ product of this pattern (0: none yet) */
-  PetscLogDouble tfast;    /* best time of a product with the current structure (0: none yet) */
-  PetscLogDouble credit;   /* seconds a set-up may spend now */
-  PetscLogDouble trefresh; /* time of the last refresh of the values */
-  PetscInt       nbase, nfast; /* products run each way (this pattern) */
-  PetscInt       nfastst;  /* products with the current structure */
-  PetscBool      declined; /* the structure was no faster than AIJ: not built again for this pattern */
-  PetscBool      reorder;  /* auto ordering: the reordering check is still to come (it waits for its own credit) */
+  PetscLogDouble   tbase, tfast; /* best time of an AIJ product of this pattern and of one with the current structure */
+  PetscInt         npattern;     /* products since the nonzero pattern (or the options) changed */
+  PetscInt         nvalues;      /* products since a value change was seen (the structure's values stale) */
+  PetscObjectState seen;         /* the object state that change was seen at */
+  PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
+  PetscInt         nfastst;      /* products with the current structure */
+  PetscBool        declined;     /* the structure was no faster than AIJ: not built again for this pattern */
+  PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
 } MatCSRKBudget;
 
 /* spptr of a sequential CSR-k matrix */
