@@ -10,7 +10,8 @@
 #
 # Sizes (environment): EX45_N=100 and EX45_ITS=100 (grid points per direction, CG + Jacobi iterations), EX5_N=1024
 # and EX5_ITS=50 (Bratu, Newton with 3 steps of that many CG + Jacobi iterations), ELAST_N=40, LAP27_N=64 (bench, CG +
-# Jacobi to 1e-6). On a machine shared with other work take more rounds: the best of each is the least disturbed.
+# Jacobi to 1e-6). On a machine shared with other work, every run first waits (at most QUIET_WAIT=300 s) for a second
+# in which the CPUs were at most QUIET_BUSY=10 % busy, and the CSV keeps the busy share seen last; take more rounds too.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/build/variants}
@@ -23,7 +24,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 mpiexec=${MPIEXEC:-mpiexec}
 mkdir -p "$out" || exit 1
 csv=$out/runs.csv
-[ -f "$csv" ] || echo "program,problem,config,round,solve_s,mult_s,build_s,setup_s,its" >"$csv"
+[ -f "$csv" ] || echo "program,problem,config,round,solve_s,mult_s,build_s,setup_s,its,busy" >"$csv"
 [ -f "$lib" ] || { echo "variants: $lib not found (make)"; exit 1; }
 
 # the PETSc tutorials, compiled as tests/petsc-tutorials.sh does
@@ -40,6 +41,22 @@ opts=("" "-dm_mat_type sell" "" "-mat_csrk_compress_indices 0" "-mat_csrk_row_pa
   "-mat_csrk_row_nodes 0" "-mat_csrk_layout rowperm" "-mat_csrk_k 3" "-mat_csrk_tune search")
 types="aij,sell,csrk,csrk:compress=0,csrk:patterns=0,csrk:slices=0,csrk:nodes=0,csrk:layout=rowperm,csrk:k=3,csrk:tune=search"
 
+# quiet: waits for a second in which the CPUs were at most QUIET_BUSY % busy (others' work), at most QUIET_WAIT s;
+# sets busy to the share seen last
+busy=0
+quiet() {
+  local t0=$SECONDS a b
+  while :; do
+    read -r -a a </proc/stat
+    sleep 1
+    read -r -a b </proc/stat
+    local tot=0 idle=$((b[4] - a[4] + b[5] - a[5]))
+    for k in 1 2 3 4 5 6 7 8; do tot=$((tot + b[k] - a[k])); done
+    busy=$(((tot - idle) * 100 / (tot > 0 ? tot : 1)))
+    [ "$busy" -le "${QUIET_BUSY:-10}" ] || [ $((SECONDS - t0)) -ge "${QUIET_WAIT:-300}" ] && return
+  done
+}
+
 # event EVENT LOG: the slowest rank's time of a -log_view event (0 when absent)
 event() { awk -v e="$1" '$1 == e && NF > 5 { t = $4 } END { print t ? t : 0 }' "$2"; }
 
@@ -49,6 +66,7 @@ tutorial() {
   local prog=$1 problem=$2 config=$3 round=$4 log solve its
   shift 4
   log=$out/$prog-$config-$round.log
+  quiet
   # shellcheck disable=SC2086
   if [ -n "${THREADS:-}" ]; then
     OMP_NUM_THREADS=$THREADS $mpiexec -n 1 --bind-to none "$out/$prog" "$@" -log_view >"$log" 2>&1
@@ -57,7 +75,7 @@ tutorial() {
   fi || { echo "variants: $prog $config failed, see $log"; return; }
   if [ "$prog" = ex5 ]; then solve=$(event SNESSolve "$log"); else solve=$(event KSPSolve "$log"); fi
   its=$(grep -oE "iterations [0-9]+" "$log" | awk '{ s += $2 } END { print s + 0 }')
-  echo "$prog,$problem,$config,$round,$solve,$(event MatMult "$log"),$(event MatCSRKBuild "$log"),,$its" >>"$csv"
+  echo "$prog,$problem,$config,$round,$solve,$(event MatMult "$log"),$(event MatCSRKBuild "$log"),,$its,$busy" >>"$csv"
 }
 
 ex45opt=(-da_grid_x "${EX45_N:-100}" -da_grid_y "${EX45_N:-100}" -da_grid_z "${EX45_N:-100}" -ksp_type cg -pc_type jacobi -ksp_max_it "${EX45_ITS:-100}" -ksp_rtol 1e-30 -ksp_converged_reason)
@@ -85,10 +103,11 @@ for ((r = 1; r <= rounds; r++)); do
       rm -f "$b"
       args=(-problem "$prob" -n "$n" -types "$types" -reps 20 -warmup 3 -stream 0 -o "$b")
       [ "$perm" = 1 ] && args+=(-permute 1)
+      quiet
       $mpiexec -n "$np" --bind-to core "$top/build/tutorials/bench" "${args[@]}" >"$out/bench-$prob-$perm-$r.log" 2>&1 || echo "variants: bench $prob failed"
       # the CSV's types in the order of names[] (aij, the reference, first)
-      awk -F, -v prob="$prob-$perm" -v r="$r" -v names="${names[*]}" 'BEGIN { split(names, nm, " ") }
-        NR > 1 { k++; print "bench," prob "," nm[k] "," r "," $20 "," $10 ",," $7 "," $19 }' "$b" >>"$csv"
+      awk -F, -v prob="$prob-$perm" -v r="$r" -v busy="$busy" -v names="${names[*]}" 'BEGIN { split(names, nm, " ") }
+        NR > 1 { k++; print "bench," prob "," nm[k] "," r "," $20 "," $10 ",," $7 "," $19 "," busy }' "$b" >>"$csv"
     done
   fi
 done

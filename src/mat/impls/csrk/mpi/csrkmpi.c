@@ -207,7 +207,8 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
 
 static PetscErrorCode MatDestroy_MPICSRK(Mat);
 
-/* the names MatConvert() looks up for and on this type (see the notes in csrkseq.c) */
+/* The MPIAIJ methods this type replaces and the functions composed on it: the conversions under the names MatConvert()
+   looks up (see csrkseq.c), the options and the summary */
 static const MatCSRKMethods MPICSRKMethods = {
   PETSC_TRUE,
   MATMPICSRK,
