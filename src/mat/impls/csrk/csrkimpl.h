@@ -116,6 +116,7 @@ PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_
 PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], PetscBool, MatCSRKOptions *, PetscBool *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
+PETSC_INTERN PetscErrorCode MatCSRKConvertFromOptions(Mat, Mat);
 
 /* tuning */
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);

@@ -251,6 +251,15 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The conversion that MatConvert() finds: the converter, then the -mat_csrk_* options (see csrkseq.c) */
+static PetscErrorCode MatConvert_MPIAIJ_MPICSRK_Options(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert_MPIAIJ_MPICSRK(A, type, reuse, newmat));
+  PetscCall(MatCSRKConvertFromOptions(A, *newmat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatConvert_MPIAIJ_MPICSRK - converts an MPIAIJ matrix to MATMPICSRK (blocks included when it is assembled)
 */
@@ -282,7 +291,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   B->ops->view           = MatView_MPICSRK;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
   PetscCall(MatCSRKComposeConverters(B, MPICSRKToAIJ, MatConvert_MPICSRK_MPIAIJ));
-  PetscCall(MatCSRKComposeConverters(B, MPICSRKFromAIJ, MatConvert_MPIAIJ_MPICSRK));
+  PetscCall(MatCSRKComposeConverters(B, MPICSRKFromAIJ, MatConvert_MPIAIJ_MPICSRK_Options));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK));

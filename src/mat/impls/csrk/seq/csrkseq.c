@@ -267,6 +267,16 @@ PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The conversion that MatConvert() finds: the converter, then the -mat_csrk_* options (the internal conversions, of
+   MatCreate_SeqCSRK() and of the MPI blocks, take their options from their caller) */
+static PetscErrorCode MatConvert_SeqAIJ_SeqCSRK_Options(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert_SeqAIJ_SeqCSRK(A, type, reuse, newmat));
+  PetscCall(MatCSRKConvertFromOptions(A, *newmat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatConvert_SeqAIJ_SeqCSRK - converts a SeqAIJ matrix to MATSEQCSRK: keeps the AIJ storage and installs the CSR-k methods
 */
@@ -299,7 +309,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
   B->ops->setfromoptions = MatSetFromOptions_SeqCSRK;
   B->ops->view           = MatView_SeqCSRK;
   PetscCall(MatCSRKComposeConverters(B, SeqCSRKToAIJ, MatConvert_SeqCSRK_SeqAIJ));
-  PetscCall(MatCSRKComposeConverters(B, SeqCSRKFromAIJ, MatConvert_SeqAIJ_SeqCSRK));
+  PetscCall(MatCSRKComposeConverters(B, SeqCSRKFromAIJ, MatConvert_SeqAIJ_SeqCSRK_Options));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKSetOptions_C", MatSeqCSRKSetOptions));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK));
