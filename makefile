@@ -112,18 +112,34 @@ cuda-check:
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh
 
+# demo and bench compare on equal cores: aij, sell and csrk on the same MPI ranks, one OpenMP thread each (the
+# default of the CSR-k kernels; OMP_NUM_THREADS=1 makes it explicit), one rank per core
+CORES  ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+MPIRUN  = $(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 )OMP_NUM_THREADS=1 $(or $(MPIEXEC),mpiexec)
+DEMO_NP ?= $(CORES)
 demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/tutorials/ex1 -n 48
+	@echo "demo: CG with aij and csrk on the same $(DEMO_NP) MPI rank(s), one thread each (equal cores)"
+	$(MPIRUN) -n $(DEMO_NP) $(BUILD)/tutorials/ex1 -n 64
 
-# a quick representative benchmark (under two minutes on 2 cores): regular stencils natural and scrambled, one irregular matrix
-BENCH_CSV ?= $(BUILD)/bench.csv
+# a quick representative benchmark (about a minute on 2 cores): 3D stencils and elasticity in their natural order, the
+# 7-point stencil randomly renumbered, and the BENCH_FILES found in BENCH_MATRICES (skipped, with a line, where absent)
+BENCH_CSV      ?= $(BUILD)/bench.csv
+BENCH_NP       ?= $(CORES)
+BENCH_MATRICES ?= $(TOP)/../shared/matrices
+BENCH_FILES    ?= astro-ph.mtx
+BENCH_OPTS     ?= -types aij,sell,csrk -reps 20 -warmup 3 -solve 0
 bench: all
 	@rm -f $(BENCH_CSV)
-	$(BUILD)/tutorials/bench -problem lap3d7,lap3d27,elasticity3d -n 80,40,24 -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -o $(BENCH_CSV)
-	$(BUILD)/tutorials/bench -problem lap3d7 -n 80 -permute 1 -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -stream 0 -o $(BENCH_CSV)
-	$(BUILD)/tutorials/bench -f $(TOP)/../shared/matrices/astro-ph.mtx -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -stream 0 -o $(BENCH_CSV)
+	@echo "bench: MatMult of aij, sell and csrk on the same $(BENCH_NP) MPI rank(s), one OpenMP thread each (equal cores); CSV: $(BENCH_CSV)"
+	@echo "bench 1/3: 3D stencils and elasticity, natural order"
+	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem lap3d7,lap3d27,elasticity3d -n 80,40,24 $(BENCH_OPTS) -o $(BENCH_CSV)
+	@echo "bench 2/3: the 7-point stencil, randomly renumbered"
+	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem lap3d7 -n 80 -permute 1 $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV)
+	@files=""; for f in $(BENCH_FILES); do [ -f "$(BENCH_MATRICES)/$$f" ] && files="$$files$${files:+,}$(BENCH_MATRICES)/$$f"; done; \
+	if [ -z "$$files" ]; then echo "bench 3/3: skipped, no $(BENCH_FILES) in $(BENCH_MATRICES) (BENCH_MATRICES=<folder> BENCH_FILES=<names> to add Matrix Market files)"; \
+	else echo "bench 3/3: $$files"; $(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -f $$files $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV); fi
 
 # PETSc's own tutorials, unmodified (ksp ex45, snes ex5 and ex19), built from PETSc's example sources (Debian:
 # libpetsc<version>-dev-examples; a PETSc source tree holds them under src/) and timed by tutorials/apps.sh with
@@ -142,12 +158,18 @@ apps-examples:
 apps: need-petsc $(LIB) $(if $(PETSC_EXAMPLES),$(APPS),apps-examples)
 	@APPS_DIR=$(APPS_DIR) CSRK_LIB=$(LIB) MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tutorials/apps.sh
 
-# charts of benchmark CSV files (PLOT_CSV, default the one of make bench) into PLOT_DIR, with Debian's matplotlib
-PLOT_CSV ?= $(BENCH_CSV)
+# charts of the CSV files of make bench and make apps (PLOT_CSV) into PLOT_DIR, with matplotlib
+PYTHON   ?= $(or $(wildcard /usr/bin/python3),python3)
+PLOT_CSV ?= $(wildcard $(BENCH_CSV) $(APPS_DIR)/apps.csv)
 PLOT_DIR ?= $(BUILD)/plots
 plots:
-	@/usr/bin/python3 -c "import matplotlib" 2>/dev/null || { if [ "$$(id -u)" -eq 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; else echo "plots: install python3-matplotlib"; exit 1; fi; }
-	/usr/bin/python3 $(TOP)/tutorials/plots.py $(PLOT_DIR) $(PLOT_CSV)
+	@if [ -z "$(strip $(PLOT_CSV))" ]; then echo "plots: no CSV: run make bench or make apps first (or set PLOT_CSV)"; exit 1; fi
+	@$(PYTHON) -c "import matplotlib" 2>/dev/null || { \
+	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && [ "$(PYTHON)" = /usr/bin/python3 ]; then \
+	    echo "plots: matplotlib missing: installing Debian's python3-matplotlib with apt-get"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null || exit 1; \
+	  else echo "plots: $(PYTHON) has no matplotlib: install it (Debian: sudo apt-get install python3-matplotlib; or pip install matplotlib)"; exit 1; fi; }
+	@$(PYTHON) $(TOP)/tutorials/plots.py $(PLOT_DIR) $(PLOT_CSV)
 
 clean:
 	rm -rf $(BUILD) $(LIBDIR)

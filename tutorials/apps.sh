@@ -8,8 +8,9 @@
 #
 # Environment: APPS_DIR (the built tutorials: ksp-ex45, snes-ex5, snes-ex19), CSRK_LIB (libcsrk.so), MPIEXEC,
 # APPS_NP (ranks, default 2), APPS_THREADS (OpenMP threads per rank, default 1), APPS_REPS (default 3),
-# APPS_TYPES (default "aij sell csrk"), APPS_ONLY (regex on the app names: ex45, ex5, ex19),
-# APPS_EX45_N (grid points per direction, default 100), APPS_EX5_N (512), APPS_EX19_N (257),
+# APPS_TYPES (default "aij sell csrk"; the first is the reference of the speedups), APPS_ONLY (regex on the app
+# names: ex45, ex5, ex19), APPS_EXTRA (options added to every run, e.g. "-dm_vec_type cuda" for GPU types),
+# APPS_EX45_N (grid points per direction, default 100), APPS_EX45_ITS (200), APPS_EX5_N (512), APPS_EX19_N (257),
 # APPS_CSV (default $APPS_DIR/apps.csv, overwritten), APPS_LOGS (default $APPS_DIR/logs).
 # The solve time is the KSPSolve or SNESSolve line of each run's -log_view (maximum over the ranks); it includes the
 # matrix assembly and, for csrk, the structure build (ex45 assembles inside KSPSolve; ex5 and ex19 inside SNESSolve).
@@ -29,13 +30,15 @@ mkdir -p "$LOGS"
 [ -f "$CSRK_LIB" ] || { echo "apps: $CSRK_LIB not found (run make first)" >&2; exit 1; }
 
 # name | executable | solve event | options (the matrix type is added)
-N45=${APPS_EX45_N:-100} N5=${APPS_EX5_N:-512} N19=${APPS_EX19_N:-257}
+N45=${APPS_EX45_N:-100} I45=${APPS_EX45_ITS:-200} N5=${APPS_EX5_N:-512} N19=${APPS_EX19_N:-257}
+REF=${TYPES[0]}
+CSRKT=; for t in "${TYPES[@]}"; do [[ $t == csrk* ]] && { CSRKT=$t; break; }; done
 APPS=(
-  "ex45|ksp-ex45|KSPSolve|-da_grid_x $N45 -da_grid_y $N45 -da_grid_z $N45 -ksp_type cg -pc_type jacobi -ksp_max_it 200 -ksp_rtol 1e-30"
+  "ex45|ksp-ex45|KSPSolve|-da_grid_x $N45 -da_grid_y $N45 -da_grid_z $N45 -ksp_type cg -pc_type jacobi -ksp_max_it $I45 -ksp_rtol 1e-30"
   "ex5|snes-ex5|SNESSolve|-da_grid_x $N5 -da_grid_y $N5 -ksp_type cg -pc_type jacobi -ksp_rtol 1e-6 -snes_rtol 1e-8"
   "ex19|snes-ex19|SNESSolve|-da_grid_x $N19 -da_grid_y $N19 -ksp_type gmres -pc_type jacobi -ksp_max_it 400"
 )
-DESC_ex45="ksp ex45: 3D Laplacian (7-point), ${N45}^3, CG + Jacobi, 200 iterations"
+DESC_ex45="ksp ex45: 3D Laplacian (7-point), ${N45}^3, CG + Jacobi, $I45 iterations"
 DESC_ex5="snes ex5: Bratu, ${N5}^2, Newton + CG + Jacobi (new Jacobian values every step)"
 DESC_ex19="snes ex19: driven cavity, ${N19}^2 (4 fields), Newton + GMRES + Jacobi"
 
@@ -54,11 +57,11 @@ run_one() {
   local name=$1 exe=$2 event=$3 type=$4 rep=$5 opts=$6 log
   log=$LOGS/$name-$type-$rep.log
   # shellcheck disable=SC2086
-  if ! $MPIEXEC -n "$NP" "$APPS_DIR/$exe" $opts -dm_mat_type "$type" -dll_append "$CSRK_LIB" -log_view >"$log" 2>&1; then
+  if ! $MPIEXEC -n "$NP" "$APPS_DIR/$exe" $opts ${APPS_EXTRA:-} -dm_mat_type "$type" -dll_append "$CSRK_LIB" -log_view >"$log" 2>&1; then
     echo "apps: $name with $type failed, see $log" >&2; tail -n 15 "$log" >&2; return 1
   fi
-  if [ "$type" = csrk ] && ! awk '$1 == "MatCSRKBuild" && $2 > 0 { f = 1 } END { exit !f }' "$log"; then
-    echo "apps: $name with csrk built no CSR-k structure (no MatCSRKBuild event in $log)" >&2; return 1
+  if [[ $type == csrk* ]] && ! awk '$1 == "MatCSRKBuild" && $2 > 0 { f = 1 } END { exit !f }' "$log"; then
+    echo "apps: $name with $type built no CSR-k structure (no MatCSRKBuild event in $log)" >&2; return 1
   fi
   awk -v ev="$event" '$1 == ev { t = $4 } $1 == "MatMult" { m = $2 } END { if (t == "") exit 1; print t, m }' "$log" ||
     { echo "apps: no $event line in $log" >&2; return 1; }
@@ -90,15 +93,15 @@ done
 
 # the table and the CSV
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else printf "-" }'; }
-echo "ranks,threads,app,event,type,best_s,runs_s,matmults,speedup_vs_aij" >"$CSV"
+MACHINE=$(machine) DATE=$(date +%Y-%m-%d)
+echo "machine,date,ranks,threads,app,event,type,best_s,runs_s,matmults,ref,speedup_vs_ref" >"$CSV"
 echo
-echo "$(machine), $NP MPI ranks x $OMP_NUM_THREADS OpenMP thread$([ "$OMP_NUM_THREADS" = 1 ] || echo s), $(date +%Y-%m-%d); best of $REPS (interleaved), seconds"
+echo "$MACHINE, $NP MPI ranks x $OMP_NUM_THREADS OpenMP thread$([ "$OMP_NUM_THREADS" = 1 ] || echo s), $DATE; best of $REPS (interleaved), seconds"
 echo
 hdr="| app | event |"; sep="| --- | --- |"
 for type in "${TYPES[@]}"; do hdr="$hdr $type |"; sep="$sep --- |"; done
-has_csrk=0; for type in "${TYPES[@]}"; do [ "$type" = csrk ] && has_csrk=1; done
-if [ $has_csrk = 1 ]; then
-  for type in "${TYPES[@]}"; do [ "$type" = csrk ] || { hdr="$hdr csrk vs $type |"; sep="$sep --- |"; }; done
+if [ -n "$CSRKT" ]; then
+  for type in "${TYPES[@]}"; do [ "$type" = "$CSRKT" ] || { hdr="$hdr $CSRKT vs $type |"; sep="$sep --- |"; }; done
 fi
 echo "$hdr"; echo "$sep"
 for a in "${APPS[@]}"; do
@@ -108,18 +111,18 @@ for a in "${APPS[@]}"; do
   row="| ${!desc} | $event |"
   for type in "${TYPES[@]}"; do
     row="$row $(printf '%.3f' "${BEST[$name,$type]}") |"
-    echo "$NP,$OMP_NUM_THREADS,$name,$event,$type,${BEST[$name,$type]},${RUNS[$name,$type]},${MULTS[$name,$type]},$(awk -v a="${BEST[$name,aij]:-0}" -v b="${BEST[$name,$type]}" 'BEGIN { if (a > 0) printf "%.4f", a / b }')" >>"$CSV"
+    echo "\"$MACHINE\",$DATE,$NP,$OMP_NUM_THREADS,$name,$event,$type,${BEST[$name,$type]},${RUNS[$name,$type]},${MULTS[$name,$type]},$REF,$(awk -v a="${BEST[$name,$REF]}" -v b="${BEST[$name,$type]}" 'BEGIN { printf "%.4f", a / b }')" >>"$CSV"
     if [ "${MULTS[$name,$type]}" != "${MULTS[$name,${TYPES[0]}]}" ]; then
       echo "WARNING: $name: $type made ${MULTS[$name,$type]} MatMults, ${TYPES[0]} ${MULTS[$name,${TYPES[0]}]}" >&2
     fi
   done
-  if [ $has_csrk = 1 ]; then
-    for type in "${TYPES[@]}"; do [ "$type" = csrk ] || row="$row $(ratio "${BEST[$name,$type]}" "${BEST[$name,csrk]}") |"; done
+  if [ -n "$CSRKT" ]; then
+    for type in "${TYPES[@]}"; do [ "$type" = "$CSRKT" ] || row="$row $(ratio "${BEST[$name,$type]}" "${BEST[$name,$CSRKT]}") |"; done
   fi
   echo "$row"
 done
 echo
-echo "Commands: $MPIEXEC -n $NP <app> <options> -dm_mat_type <type> -dll_append $CSRK_LIB -log_view, OMP_NUM_THREADS=$OMP_NUM_THREADS, with"
+echo "Commands: $MPIEXEC -n $NP <app> <options> ${APPS_EXTRA:+$APPS_EXTRA }-dm_mat_type <type> -dll_append $CSRK_LIB -log_view, OMP_NUM_THREADS=$OMP_NUM_THREADS, with"
 for a in "${APPS[@]}"; do
   IFS='|' read -r name exe event opts <<<"$a"
   if [ -n "${APPS_ONLY:-}" ] && ! [[ $name =~ $APPS_ONLY ]]; then continue; fi
