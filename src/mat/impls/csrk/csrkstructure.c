@@ -413,8 +413,8 @@ static PetscErrorCode CSRKStructureBuild(Mat, const MatCSRKOptions *, PetscInt, 
 /*
    The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
    far the entries lie from the diagonal, not whether x stays in cache anyway or what the two gathers through the
-   permutation (x in, y out) cost: on the shared mesh matrices in their own order (wing, fe_4elt2, bayer10, wave)
-   RCM passed the rule yet made the product 1.2-1.6x slower. So the natural-order structure (the AIJ arrays
+   permutation (x in, y out) cost: on mesh matrices in their own order RCM can pass the rule yet make the product
+   slower (docs/design.md, "Orderings"). So the natural-order structure (the AIJ arrays
    themselves, no copy) is built too, both are timed and the faster one is kept. Both give the same bits (each row is
    summed in the AIJ order), so the choice changes only the time.
 
@@ -461,9 +461,8 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
 
 /* Asks for transparent huge pages on the 2 MiB-aligned part of a fresh allocation (where the kernel grants them only
    on request): the vectors in the internal order, xwork and ywork, are read at random through the permutation at every
-   product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB. One
-   thread, permuted 7-point 128^3 on the 16-core host: 36.0-36.2 ms against 38.2-46.6 ms without (minimum 32.1-34.5
-   against 37.1-38.0); no change on the 2-core machine (docs/performance.md) */
+   product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB
+   (measurements in docs/history/sessions.md) */
 static void CSRKAdviseHuge(void *p, size_t bytes)
 {
 #if defined(MADV_HUGEPAGE)
@@ -612,13 +611,13 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   /* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
      layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns.
      They save bytes, which pays when the threads together are bandwidth-bound; one thread in the natural order runs
-     the AIJ loop over the AIJ arrays instead, which measured 5-8 % faster than the offsets there (27-point 100^3,
-     docs/performance.md), while a reordered copy gains from them on one thread too */
+     the AIJ loop over the AIJ arrays instead, which measured faster than the offsets there (docs/history/sessions.md), while a
+     reordered copy gains from them on one thread too */
   onethread = (PetscBool)(!st->perm && st->nthreads == 1);
   compress  = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && !onethread);
   /* row patterns replace the indices of either width, under the same conditions: one thread in the natural order keeps
-     the AIJ loop, 0-8 % faster than the pattern loop on one core of either machine (natural 27-point; docs/performance.md),
-     unless the rows make slices, which ran 1.6x the AIJ loop on one core there (checked after the slices are found) */
+     the AIJ loop, which measured at least as fast as the pattern loop on one core, unless the rows make slices, which
+     beat it (checked after the slices are found; docs/history/sessions.md) */
   patterns = (PetscBool)(opt->patterns && (compress || (onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
 
   /* arrays touched first by the thread that multiplies with them */
@@ -851,7 +850,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
    xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
    in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
    offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
-   the row), which measured up to 10 % faster on one core than a loop bounded by the next row pointer. */
+   the row), which measured faster on one core than a loop bounded by the next row pointer. */
 #define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, ITYPE, IDX) \
   do { \
     const PetscScalar *xr = xx + (XSTEP) * (R0); \
@@ -866,8 +865,8 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   } while (0)
 /* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
    which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
-   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): on the 16-core
-   host the row-pointer form ran 0-5 % faster for its 4 bytes per row (docs/performance.md) */
+   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the
+   row-pointer form measured at least as fast for its 4 bytes per row (docs/history/sessions.md) */
 #define CSRK_PATTERN_ROWS(R0, R1, DST, OUT, UNUSED) \
   do { \
     const PetscScalar *xr = xx + (R0); \
@@ -905,8 +904,8 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   } while (0)
 
 /* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
-   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency: on one core of
-   the 2-core machine the permuted 7-point product (2 M rows) took 28.1 / 22.0 / 19.0 / 19.4 ms at 16 / 64 / 128 / 256 */
+   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency; 128 was the
+   best of the distances measured on a permuted 7-point product (docs/history/sessions.md) */
 #define CSRK_GATHER_AHEAD 128
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the

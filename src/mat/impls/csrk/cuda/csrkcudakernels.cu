@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedKernel(c
 
 /* The same over plain 32-bit columns laid out as the values (column of entry p at scol[sliceptr[s] + p]): for short
    rows, where the batches of the kernel above buy nothing and its extra registers cost occupancy (7-point stencil on an
-   H200: 441 us here against 505 us with 8-bit offsets, docs/performance.md) */
+   H200, docs/tuning.md) */
 __global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   const CSRKIdx u = blockIdx.x;
@@ -529,9 +529,9 @@ static inline PetscInt CSRKWidthForMean(PetscReal mean)
 
 /* Rows of up to this mean length use the sliced kernel over plain 32-bit columns on a device with at least
    CSRK_SLICED_PLAIN_MIN_BW_PER_SM GB/s of peak memory bandwidth per multiprocessor: there the decode of the 8/16-bit
-   codes costs more than the bytes it saves. 7-point 256^3 (mean 7), medians of 200 (docs/tuning.md): H200 (37 GB/s
-   per SM) plain 431 us, codes 442 us; H100 SXM (25 GB/s per SM) plain 612 us, codes 554 us. Longer rows (27-point,
-   elasticity) were faster with the codes on both. */
+   codes costs more than the bytes it saves: on the 7-point stencil the H200 ran the plain columns faster and the
+   H100 SXM, of less bandwidth per multiprocessor, the codes; longer rows (27-point, elasticity) were faster with the
+   codes on both (docs/tuning.md). */
 #ifndef CSRK_SLICED_PLAIN_MAX_MEAN
   #define CSRK_SLICED_PLAIN_MAX_MEAN 12
 #endif
