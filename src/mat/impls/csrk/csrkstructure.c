@@ -611,8 +611,8 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   /* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
      layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns.
      They save bytes, which pays when the threads together are bandwidth-bound; one thread in the natural order runs
-     the AIJ loop over the AIJ arrays instead, which measured faster than the offsets there (docs/history/sessions.md), while a
-     reordered copy gains from them on one thread too */
+     the AIJ loop over the AIJ arrays instead, which measured faster than the offsets there
+     (docs/history/sessions.md), while a reordered copy gains from them on one thread too */
   onethread = (PetscBool)(!st->perm && st->nthreads == 1);
   compress  = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && !onethread);
   /* row patterns replace the indices of either width, under the same conditions: one thread in the natural order keeps

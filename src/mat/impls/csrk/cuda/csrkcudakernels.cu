@@ -637,8 +637,8 @@ static PetscErrorCode CSRKChooseKernel(CSRKDevice *d, const MatCSRKStructure *st
     /* irregular rows (a coefficient of variation beyond the sliced kernel's): the merge kernel, which gives every
        block the same number of rows plus nonzeros, as long as that count fits its 32-bit path coordinates. Not where
        the stream kernel holds short rows (mean <= 8: faster on the small graphs bayer10 and PGPgiantcompo, the merge
-       kernel on ca-CondMat and astro-ph with means 9-16; docs/performance.md), nor for blocks of mostly empty rows (the
-       off-process block of an MPI matrix), whose products run over the non-empty rows only. */
+       kernel on ca-CondMat and astro-ph with means 9-16; docs/history/sessions.md), nor for blocks of mostly empty
+       rows (the off-process block of an MPI matrix), whose products run over the non-empty rows only. */
     if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_MERGE || (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_AUTO && !d->width && cv > CSRK_GPU_SLICED_MAX_CV && !(fits && mean <= 8) && 2 * st->nonzerorows > st->m && (PetscInt64)st->m + st->nnz <= CSRK_IDX_MAX / 2)) {
       d->kernel  = MAT_CSRK_CUDA_KERNEL_MERGE;
       d->width   = 0;
