@@ -75,6 +75,7 @@ machine() {
 
 done_runs=0
 start=$(date +%s)
+load0=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 for a in "${APPS[@]}"; do
   IFS='|' read -r name exe event opts <<<"$a"
   if [ -n "${APPS_ONLY:-}" ] && ! [[ $name =~ $APPS_ONLY ]]; then continue; fi
@@ -128,4 +129,5 @@ for a in "${APPS[@]}"; do
   if [ -n "${APPS_ONLY:-}" ] && ! [[ $name =~ $APPS_ONLY ]]; then continue; fi
   echo "  $exe: $opts"
 done
+echo "Load average (1, 5, 15 min) at the start: ${load0:-?}, at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (other jobs on the machine make the times noisy)"
 echo "CSV: $CSV; logs: $LOGS"

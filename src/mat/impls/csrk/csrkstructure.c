@@ -414,7 +414,7 @@ static PetscErrorCode CSRKStructureBuild(Mat, const MatCSRKOptions *, PetscInt, 
    The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
    far the entries lie from the diagonal, not whether x stays in cache anyway or what the two gathers through the
    permutation (x in, y out) cost: on mesh matrices in their own order RCM can pass the rule yet make the product
-   slower (docs/design.md, "Orderings"). So the natural-order structure (the AIJ arrays
+   slower (docs/design.md, "Default ordering"). So the natural-order structure (the AIJ arrays
    themselves, no copy) is built too, both are timed and the faster one is kept. Both give the same bits (each row is
    summed in the AIJ order), so the choice changes only the time.
 
