@@ -11,7 +11,9 @@
 # APPS_TYPES (default "aij sell csrk"; the first is the reference of the speedups), APPS_ONLY (regex on the app
 # names: ex45, ex5, ex19), APPS_EXTRA (options added to every run, e.g. "-dm_vec_type cuda" for GPU types),
 # APPS_EX45_N (grid points per direction, default 100), APPS_EX45_ITS (200), APPS_EX5_N (512), APPS_EX19_N (257),
-# APPS_CSV (default $APPS_DIR/apps.csv, overwritten), APPS_LOGS (default $APPS_DIR/logs).
+# APPS_CSV (default $APPS_DIR/apps.csv, overwritten), APPS_LOGS (default $APPS_DIR/logs),
+# APPS_IDLE (on a shared machine: before each run, wait until the CPUs were at least this many percent idle for 3 s
+# in a row, at most APPS_IDLE_WAIT s, default 600; the table says how many runs started on a busy machine).
 # The solve time is the KSPSolve or SNESSolve line of each run's -log_view (maximum over the ranks); it includes the
 # matrix assembly and, for csrk, the structure build (ex45 assembles inside KSPSolve; ex5 and ex19 inside SNESSolve).
 set -u
@@ -52,6 +54,26 @@ for a in "${APPS[@]}"; do
   total=$((total + REPS * ${#TYPES[@]}))
 done
 
+# percent of idle CPU time over the next second (all CPUs, /proc/stat)
+idle_percent() {
+  local a b
+  a=$(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit }' /proc/stat)
+  sleep 1
+  b=$(awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit }' /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[2] - x[2]; print (t > 0 ? int(100 * (y[1] - x[1]) / t) : 100) }'
+}
+# waits for 3 idle seconds in a row (APPS_IDLE percent); returns 1 when APPS_IDLE_WAIT ran out first
+busy_starts=0
+wait_idle() {
+  [ -n "${APPS_IDLE:-}" ] || return 0
+  local quiet=0 t0
+  t0=$(date +%s)
+  while [ $quiet -lt 3 ]; do
+    if [ "$(idle_percent)" -ge "$APPS_IDLE" ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    if [ $(($(date +%s) - t0)) -ge "${APPS_IDLE_WAIT:-600}" ]; then busy_starts=$((busy_starts + 1)); return 1; fi
+  done
+}
+
 # one run: prints "<solve seconds> <MatMult count>"; fails on a non-zero exit or a missing event line
 run_one() {
   local name=$1 exe=$2 event=$3 type=$4 rep=$5 opts=$6 log
@@ -81,6 +103,7 @@ for a in "${APPS[@]}"; do
   if [ -n "${APPS_ONLY:-}" ] && ! [[ $name =~ $APPS_ONLY ]]; then continue; fi
   for ((rep = 1; rep <= REPS; rep++)); do
     for type in "${TYPES[@]}"; do
+      wait_idle || echo "apps: the machine stayed busy for ${APPS_IDLE_WAIT:-600} s: running anyway" >&2
       out=$(run_one "$name" "$exe" "$event" "$type" "$rep" "$opts") || exit 1
       read -r t m <<<"$out"
       done_runs=$((done_runs + 1))
@@ -130,4 +153,5 @@ for a in "${APPS[@]}"; do
   echo "  $exe: $opts"
 done
 echo "Load average (1, 5, 15 min) at the start: ${load0:-?}, at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null) (other jobs on the machine make the times noisy)"
+[ -z "${APPS_IDLE:-}" ] || echo "Each run started after 3 s of at least $APPS_IDLE % idle CPUs ($busy_starts of $done_runs started on a busy machine after waiting ${APPS_IDLE_WAIT:-600} s)"
 echo "CSV: $CSV; logs: $LOGS"
