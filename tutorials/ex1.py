@@ -21,7 +21,10 @@ import os
 import sys
 import time
 
-import petsc4py
+try:
+    import petsc4py
+except ImportError:
+    sys.exit(f"{sys.executable} has no petsc4py: install it for this python (Debian: apt-get install python3-petsc4py, for /usr/bin/python3)")
 
 here = os.path.dirname(os.path.abspath(__file__))
 lib = os.environ.get("CSRK_LIB", os.path.join(here, "..", "lib", "libcsrk.so"))
