@@ -4,6 +4,8 @@
 #   make check    installs missing dependencies (Debian, as root), builds, runs every test
 #   make demo     runs tutorials/ex1 (CG on 3D Poisson, aij and csrk side by side)
 #   make deps     only the dependency check/installation
+#   make bench    a quick MatMult benchmark; make apps: PETSc's own tutorials timed with aij, sell and csrk
+#   V=1           prints the full compiler commands (by default one line per file)
 #
 # PETSc comes from PETSC_DIR/PETSC_ARCH when set, else from pkg-config (Debian's petsc-dev).
 # METIS from METIS_DIR when set, else pkg-config metis, else the system default paths.
@@ -31,6 +33,10 @@ CFLAGS_ALL  = -fPIC $(OPTFLAGS) $(WARNFLAGS) $(OPENMP_FLAGS) $(EXTRA_CFLAGS) -I$
 RPATH       = $(patsubst -L%,-Wl$(comma)-rpath$(comma)%,$(filter -L%,$(PETSC_LIB)))
 LIBS_ALL    = $(OPENMP_FLAGS) $(METIS_LIBS) $(RPATH) $(PETSC_LIB) -lz $(EXTRA_LDFLAGS)
 
+# quiet build: one line per file, the full commands with V=1
+V ?= 0
+quiet = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' '$(1)' '$(patsubst $(TOP)/%,%,$(2))';)
+
 BUILD  ?= $(TOP)/build
 LIBDIR ?= $(TOP)/lib
 LIB    := $(LIBDIR)/libcsrk.so
@@ -57,7 +63,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots
+.PHONY: all deps check test demo clean need-petsc cuda-check check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -65,24 +71,24 @@ need-petsc:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC_) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(call quiet,CC,$<)$(CC_) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC_) $(NVFLAGS) -DCSRK_HAVE_CUDA -c $< -o $@
+	$(call quiet,NVCC,$<)$(NVCC_) $(NVFLAGS) -DCSRK_HAVE_CUDA -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC_) -shared -o $@ $^ $(LIBS_ALL)
+	$(call quiet,LD,$@)$(CC_) -shared -o $@ $^ $(LIBS_ALL)
 
 # tests and tutorials link the library (and so can call MatCSRKRegister); PETSc programs may instead load it with -dll_append
 $(BUILD)/tests/% $(BUILD)/tutorials/%: CFLAGS_EXE = $(filter-out -fPIC,$(CFLAGS_ALL))
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
+	$(call quiet,CCLD,$@)$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
 $(BUILD)/tutorials/%: tutorials/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
+	$(call quiet,CCLD,$@)$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
 
 deps:
 	@bash $(TOP)/configure-hooks/install-deps.sh
@@ -106,25 +112,64 @@ cuda-check:
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh
 
+# demo and bench compare on equal cores: aij, sell and csrk on the same MPI ranks, one OpenMP thread each (the
+# default of the CSR-k kernels; OMP_NUM_THREADS=1 makes it explicit), one rank per core
+CORES  ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+MPIRUN  = $(if $(filter 0,$(shell id -u)),OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 )OMP_NUM_THREADS=1 $(or $(MPIEXEC),mpiexec)
+DEMO_NP ?= $(CORES)
 demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/tutorials/ex1 -n 48
+	@echo "demo: CG with aij and csrk on the same $(DEMO_NP) MPI rank(s), one thread each (equal cores)"
+	$(MPIRUN) -n $(DEMO_NP) $(BUILD)/tutorials/ex1 -n 64
 
-# a quick representative benchmark (under two minutes on 2 cores): regular stencils natural and scrambled, one irregular matrix
-BENCH_CSV ?= $(BUILD)/bench.csv
+# a quick representative benchmark (about a minute on 2 cores): 3D stencils and elasticity in their natural order, the
+# 7-point stencil randomly renumbered, and the BENCH_FILES found in BENCH_MATRICES (skipped, with a line, where absent)
+BENCH_CSV      ?= $(BUILD)/bench.csv
+BENCH_NP       ?= $(CORES)
+BENCH_MATRICES ?= $(TOP)/../shared/matrices
+BENCH_FILES    ?= astro-ph.mtx
+BENCH_OPTS     ?= -types aij,sell,csrk -reps 20 -warmup 3 -solve 0
 bench: all
 	@rm -f $(BENCH_CSV)
-	$(BUILD)/tutorials/bench -problem lap3d7,lap3d27,elasticity3d -n 80,40,24 -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -o $(BENCH_CSV)
-	$(BUILD)/tutorials/bench -problem lap3d7 -n 80 -permute 1 -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -stream 0 -o $(BENCH_CSV)
-	$(BUILD)/tutorials/bench -f $(TOP)/../shared/matrices/astro-ph.mtx -types aij,sell,csrk -reps 20 -warmup 3 -solve 0 -stream 0 -o $(BENCH_CSV)
+	@echo "bench: MatMult of aij, sell and csrk on the same $(BENCH_NP) MPI rank(s), one OpenMP thread each (equal cores); CSV: $(BENCH_CSV)"
+	@echo "bench 1/3: 3D stencils and elasticity, natural order"
+	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem lap3d7,lap3d27,elasticity3d -n 80,40,24 $(BENCH_OPTS) -o $(BENCH_CSV)
+	@echo "bench 2/3: the 7-point stencil, randomly renumbered"
+	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem lap3d7 -n 80 -permute 1 $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV)
+	@files=""; for f in $(BENCH_FILES); do [ -f "$(BENCH_MATRICES)/$$f" ] && files="$$files$${files:+,}$(BENCH_MATRICES)/$$f"; done; \
+	if [ -z "$$files" ]; then echo "bench 3/3: skipped, no $(BENCH_FILES) in $(BENCH_MATRICES) (BENCH_MATRICES=<folder> BENCH_FILES=<names> to add Matrix Market files)"; \
+	else echo "bench 3/3: $$files"; $(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -f $$files $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV); fi
 
-# charts of benchmark CSV files (PLOT_CSV, default the one of make bench) into PLOT_DIR, with Debian's matplotlib
-PLOT_CSV ?= $(BENCH_CSV)
+# PETSc's own tutorials, unmodified (ksp ex45, snes ex5 and ex19), built from PETSc's example sources (Debian:
+# libpetsc<version>-dev-examples; a PETSc source tree holds them under src/) and timed by tutorials/apps.sh with
+# -dm_mat_type aij, sell and csrk on APPS_NP ranks, one OpenMP thread each: the CPU table of README.md
+PETSC_EXAMPLES ?= $(patsubst %/src/ksp/ksp/tutorials/ex45.c,%,$(firstword $(wildcard $(PETSC_DIR)/share/petsc/examples/src/ksp/ksp/tutorials/ex45.c $(PETSC_DIR)/src/ksp/ksp/tutorials/ex45.c)))
+APPS     := $(BUILD)/apps/ksp-ex45 $(BUILD)/apps/snes-ex5 $(BUILD)/apps/snes-ex19
+APPS_DIR ?= $(BUILD)/apps
+$(BUILD)/apps/ksp-%: $(PETSC_EXAMPLES)/src/ksp/ksp/tutorials/%.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC_) -O2 $(PETSC_CC_INCLUDES) $< -o $@ $(RPATH) $(PETSC_LIB)
+$(BUILD)/apps/snes-%: $(PETSC_EXAMPLES)/src/snes/tutorials/%.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC_) -O2 $(PETSC_CC_INCLUDES) $< -o $@ $(RPATH) $(PETSC_LIB)
+apps-examples:
+	@echo "apps: PETSc's example sources not found under $(PETSC_DIR) (Debian: apt-get install libpetsc$$(pkg-config --modversion PETSc | cut -d. -f1,2)-dev-examples; or set PETSC_EXAMPLES to a PETSc source tree)"; exit 1
+apps: need-petsc $(LIB) $(if $(PETSC_EXAMPLES),$(APPS),apps-examples)
+	@APPS_DIR=$(APPS_DIR) CSRK_LIB=$(LIB) MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tutorials/apps.sh
+
+# charts of the CSV files of make bench and make apps (PLOT_CSV) into PLOT_DIR, with matplotlib
+PYTHON   ?= $(or $(wildcard /usr/bin/python3),python3)
+PLOT_CSV ?= $(wildcard $(BENCH_CSV) $(APPS_DIR)/apps.csv)
 PLOT_DIR ?= $(BUILD)/plots
 plots:
-	@/usr/bin/python3 -c "import matplotlib" 2>/dev/null || { if [ "$$(id -u)" -eq 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; else echo "plots: install python3-matplotlib"; exit 1; fi; }
-	/usr/bin/python3 $(TOP)/tutorials/plots.py $(PLOT_DIR) $(PLOT_CSV)
+	@if [ -z "$(strip $(PLOT_CSV))" ]; then echo "plots: no CSV: run make bench or make apps first (or set PLOT_CSV)"; exit 1; fi
+	@$(PYTHON) -c "import matplotlib" 2>/dev/null || { \
+	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && [ "$(PYTHON)" = /usr/bin/python3 ]; then \
+	    echo "plots: matplotlib missing: installing Debian's python3-matplotlib with apt-get"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null || exit 1; \
+	  else echo "plots: $(PYTHON) has no matplotlib: install it (Debian: sudo apt-get install python3-matplotlib; or pip install matplotlib)"; exit 1; fi; }
+	@$(PYTHON) $(TOP)/tutorials/plots.py $(PLOT_DIR) $(PLOT_CSV)
 
 clean:
 	rm -rf $(BUILD) $(LIBDIR)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks what petsc-csrk needs and, on Debian/Ubuntu as root, installs what is missing:
 #   PETSc (petsc-dev, unless PETSC_DIR is set), METIS (libmetis-dev, unless METIS_DIR is set), Open MPI (openmpi-bin),
-#   zlib, pkg-config, PETSc's example sources (libpetsc*-dev-examples, for the unmodified-tutorial tests) and valgrind
-#   (for make check-valgrind).
+#   zlib, pkg-config, PETSc's example sources (libpetsc*-dev-examples, for the unmodified-tutorial tests and make apps),
+#   valgrind (for make check-valgrind) and, with Debian's PETSc, its petsc4py for the system python3 (python3-petsc4py,
+#   for tutorials/ex1.py).
 # Otherwise it prints the packages to install and fails.
 set -euo pipefail
 
@@ -29,6 +30,8 @@ if [ -n "${METIS_DIR:-}" ]; then
 elif ! pkg-config --exists metis 2>/dev/null && [ ! -f /usr/include/metis.h ]; then
   missing+=(libmetis-dev)
 fi
+# petsc4py only matches Debian's PETSc: a PETSC_DIR build needs its own (configure PETSc with --with-petsc4py)
+if [ -z "${PETSC_DIR:-}" ] && command -v dpkg-query >/dev/null && ! have_pkg python3-petsc4py; then missing+=(python3-petsc4py); fi
 command -v mpiexec >/dev/null || missing+=(openmpi-bin)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)

@@ -4,7 +4,10 @@ static const char help[] = "A matrix made the usual way (MatCreate, MatSetFromOp
                            "  -n <n>                  2D Laplacian on an n x n grid (default 40)\n"
                            "  -dof <d>                d unknowns per grid point, coupled (default 1)\n"
                            "  -set_tuning <model|search>  also call MatCSRKSetTuning() after MatSetFromOptions()\n"
-                           "  -expect_tuning <model|search>  fail unless the structure in effect was tuned this way\n";
+                           "  -expect_tuning <model|search>  fail unless the structure in effect was tuned this way\n"
+                           "  -convert <initial|inplace>  instead: assemble as aij, then MatConvert() to csrk without MatSetFromOptions()\n"
+                           "  -prefix <p>             options prefix of the matrix\n"
+                           "  -expect_k <k>           fail unless the structure in effect has k levels\n";
 
 #include <petsccsrk.h>
 
@@ -44,9 +47,10 @@ int main(int argc, char **argv)
 {
   Mat           A, B;
   Vec           x, y, z;
-  PetscInt      n = 40, dof = 1;
+  PetscInt      n = 40, dof = 1, k = 0;
+  char          convert[16] = "", prefix[64] = "";
   PetscReal     err, nrm;
-  PetscBool     set, iscsrk;
+  PetscBool     set, iscsrk, conv, hasprefix, inplace;
   PetscEnum     e;
   MatCSRKInfo   info;
   MatCSRKTuning tuning;
@@ -58,12 +62,31 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-dof", &dof, NULL));
   PetscCheck(dof >= 1 && dof <= 8, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-dof must be 1 to 8");
 
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-convert", convert, sizeof(convert), &conv));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-prefix", prefix, sizeof(prefix), &hasprefix));
+  PetscCall(PetscStrcmp(convert, "inplace", &inplace));
+  PetscCheck(!conv || inplace || !strcmp(convert, "initial"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-convert takes initial or inplace, not %s", convert);
+
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n * dof, n * n * dof));
-  PetscCall(MatSetFromOptions(A));
-  PetscCall(PetscOptionsGetEnum(NULL, NULL, "-set_tuning", MatCSRKTunings, &e, &set));
-  if (set) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)e));
-  PetscCall(Fill(A, n, dof));
+  if (hasprefix) PetscCall(MatSetOptionsPrefix(A, prefix));
+  if (conv) {
+    /* the -mat_csrk_* options of the prefix must reach the converted matrix without MatSetFromOptions() */
+    PetscCall(MatSetType(A, MATAIJ));
+    PetscCall(Fill(A, n, dof));
+    if (inplace) PetscCall(MatConvert(A, MATCSRK, MAT_INPLACE_MATRIX, &A));
+    else {
+      Mat C;
+      PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+      PetscCall(MatDestroy(&A));
+      A = C;
+    }
+  } else {
+    PetscCall(MatSetFromOptions(A));
+    PetscCall(PetscOptionsGetEnum(NULL, NULL, "-set_tuning", MatCSRKTunings, &e, &set));
+    if (set) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)e));
+    PetscCall(Fill(A, n, dof));
+  }
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
   PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, n * n * dof, n * n * dof));
   PetscCall(MatSetType(B, MATAIJ));
@@ -88,6 +111,8 @@ int main(int argc, char **argv)
                           MatCSRKTunings[info.tuning], info.ncandidates, info.k, info.sr_size, (double)err));
     PetscCall(PetscOptionsGetEnum(NULL, NULL, "-expect_tuning", MatCSRKTunings, &e, &set));
     PetscCheck(!set || (MatCSRKTuning)e == info.tuning, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Tuning in effect is %s, expected %s", MatCSRKTunings[info.tuning], MatCSRKTunings[e]);
+    PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_k", &k, &set));
+    PetscCheck(!set || k == info.k, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The structure in effect has k = %" PetscInt_FMT ", expected %" PetscInt_FMT, info.k, k);
     PetscCheck(info.tuning == MAT_CSRK_TUNING_MODEL || info.ncandidates > 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "A search that timed %" PetscInt_FMT " settings", info.ncandidates);
   } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: max |y - y_aij| %g\n", type, (double)err));
 

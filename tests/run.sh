@@ -236,6 +236,18 @@ run_grep "one thread, natural order: row slices, reported by -mat_view ::ascii_i
 run_grep "one thread, natural order, 3 unknowns per point: row nodes, reported by -mat_view ::ascii_info" "row nodes: 4800 rows in nodes of up to 5 rows" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
+# MatConvert() to csrk reads the -mat_csrk_* options of the matrix's prefix (no MatSetFromOptions() after it)
+for np in 1 2; do
+  for c in initial inplace; do
+    run "MatConvert ($c) takes -mat_csrk_k" "$np" "$build/tests/options" -convert $c -mat_csrk_k 3 -expect_k 3
+    run "MatConvert ($c) takes the prefix's -foo_mat_csrk_k" "$np" "$build/tests/options" -convert $c -prefix foo_ -foo_mat_csrk_k 1 -mat_csrk_k 3 -expect_k 1
+  done
+done
+run_grep "-help lists the root name csrk among the -mat_type values" "Matrix type (one of).* csrk[ (]" "$build/tests/options" -mat_type csrk -help
+# the benchmark refuses bad input before measuring anything
+run_error "bench -types with an unknown type" "-types entry csrkk: csrkk is not a matrix type" "$build/tutorials/bench" -problem lap3d7 -n 8 -types aij,csrkk
+run_error "bench -f with a missing file" "Cannot open .*no-such-file.mtx" "$build/tutorials/bench" -f "$top/tests/data/no-such-file.mtx" -problem lap3d7 -n 8
+run_error "bench -problem with an unknown problem" "Unknown problem lap3dx" "$build/tutorials/bench" -problem lap3dx
 # ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept
 run_grep "ordering auto times RCM against the natural order" "Ordering auto: product .* us with RCM, .* us in the natural order (best of [0-9]*): \(RCM\|natural\) kept" "$build/tutorials/bench" -problem lap3d7 -n 24 -permute 1 -types csrk -reps 2 -warmup 1 -solve 0 -stream 0 -info
 
@@ -281,6 +293,30 @@ run_lowmem "2^21 rows, 1 entry: read with -mm_max_dim 2097152" "rows 2097152 col
 run "property seed 1" 1 "$build/tests/property" -seed 1 -count 200
 run "property seed 2" 2 "$build/tests/property" -seed 2 -count 100
 run "property seed 3" 3 "$build/tests/property" -seed 3 -count 100
+
+# 8. petsc4py: tutorials/ex1.py (ex1.c in Python) where a petsc4py of the PETSc this library was built against imports
+#    (Debian: python3-petsc4py, for the system python3); not under ASan (Python would load the ASan library late)
+csrk_lib=${CSRK_LIB:-$top/lib/libcsrk.so}
+py=
+for p in ${PYTHON:-} /usr/bin/python3 python3; do
+  if command -v "$p" >/dev/null && "$p" -c "import petsc4py, numpy" 2>/dev/null; then py=$p; break; fi
+done
+petsc_so() { readelf -d "$1" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(libpetsc[^]]*\)\].*/\1/p' | head -n 1; }
+if [ -z "$py" ]; then
+  echo "note: no python3 with petsc4py and numpy (Debian: python3-petsc4py): tutorials/ex1.py skipped"
+elif [ -n "${ASAN_OPTIONS:-}" ]; then
+  echo "note: tutorials/ex1.py not run under ASan"
+else
+  py_so=$(petsc_so "$("$py" -c "import petsc4py; petsc4py.init([]); from petsc4py import PETSc; print(PETSc.__file__)" 2>/dev/null)")
+  lib_so=$(petsc_so "$csrk_lib")
+  if [ -z "$lib_so" ] || [ "$py_so" != "$lib_so" ]; then
+    echo "note: $py's petsc4py links ${py_so:-no libpetsc}, the library ${lib_so:-no libpetsc}: tutorials/ex1.py skipped"
+  else
+    for np in 1 2; do run "petsc4py tutorials/ex1.py" "$np" env CSRK_LIB="$csrk_lib" "$py" "$top/tutorials/ex1.py" -n 16; done
+    run "petsc4py tutorials/ex1.py, permuted" 2 env CSRK_LIB="$csrk_lib" "$py" "$top/tutorials/ex1.py" -n 16 -permute 1
+    run_grep "petsc4py: convert('csrk') takes -mat_csrk_k without setFromOptions()" "k = 3, super-row size" env CSRK_LIB="$csrk_lib" "$py" "$top/tutorials/ex1.py" -n 16 -mat_csrk_k 3
+  fi
+fi
 
 # 6. unmodified PETSc tutorials with -dll_append (when PETSc's example sources are installed)
 if [ -x "$top/tests/petsc-tutorials.sh" ] || [ -f "$top/tests/petsc-tutorials.sh" ]; then

@@ -601,7 +601,22 @@ int main(int argc, char **argv)
     else in->n = 1000000;
   }
 
-  /* the types; unregistered ones are dropped with a note, the reference (aij, or -ref) is added when not asked for */
+  /* every input is checked before anything is measured: files can be opened and are of a known kind, problem names
+     exist (a tiny instance is made) */
+  for (PetscInt m = 0; m < ninputs; m++) {
+    if (inputs[m].file[0]) {
+      PetscBool mm;
+      PetscCall(FileKind(comm, inputs[m].file, &mm));
+    } else {
+      Mat T;
+      PetscCall(MatCSRKCreateProblem(comm, inputs[m].problem, 8, 1, &T));
+      PetscCall(MatDestroy(&T));
+    }
+  }
+
+  /* the types: an entry of -types that is not a registered type is an error (a typo, or a type this PETSc or this
+     build lacks); of the default list, the unregistered GPU types are dropped with a note. The reference (aij, or
+     -ref) is added when not asked for */
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ref", reftype, sizeof(reftype), NULL));
   nstr = MAX_ENTRIES;
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", strs, &nstr, &set));
@@ -617,6 +632,7 @@ int main(int argc, char **argv)
     PetscCall(PetscFree(strs[i]));
     PetscCall(TypeRegistered(comm, e.type, &ok, &iscsrk));
     PetscCheck(!ok || iscsrk || !e.settings, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: settings apply to CSR-k types only, %s is not one", e.label, e.type);
+    PetscCheck(ok || !set, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "-types entry %s: %s is not a matrix type registered in this PETSc (a typo? GPU types need a PETSc built with CUDA)", e.label, e.type);
     if (!ok) {
       PetscCall(PetscPrintf(comm, "Note: matrix type %s is not registered in this PETSc: %s skipped\n", e.type, e.label));
       continue;
@@ -727,6 +743,9 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(comm, ", ordering %s, layout %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", build %.3g s, +%.2f MB (%.0f%% of AIJ), %" PetscInt_FMT " thread%s, %" PetscInt_FMT " build%s %" PetscInt_FMT " refreshes\n",
                             MatCSRKOrderings[i->ordering], MatCSRKLayouts[i->layout], i->bw_before, i->bw_after, i->build_time, i->bytes / 1048576.0, 100.0 * i->bytes / aijbytes, i->nthreads, i->nthreads == 1 ? "" : "s", i->nbuilds,
                             i->nbuilds == 1 ? "," : "s,", i->nrefresh));
+      if (i->nthreads > 1)
+        PetscCall(PetscPrintf(comm, "note: %s ran %" PetscInt_FMT " OpenMP threads per rank, aij and sell one: not the same cores; the equal-cores comparison is aij on %" PetscInt_FMT " ranks (mpiexec -n %" PetscInt_FMT " ... -types aij)\n", entries[t].label, i->nthreads,
+                              i->nthreads * size, i->nthreads * size));
       if (i->nbuilds != 1) PetscCall(PetscPrintf(comm, "WARNING: %s built its structure %" PetscInt_FMT " times: the value refreshes should not rebuild it\n", entries[t].label, i->nbuilds));
       if (i->nthreads > 1)
         PetscCall(PetscPrintf(comm, "NOTE: %s ran %" PetscInt_FMT " threads per rank against one for aij and sell: not an equal-cores comparison; that one is aij on %" PetscInt_FMT " ranks (mpiexec -n %" PetscInt_FMT ")\n", entries[t].label, i->nthreads, size * i->nthreads, size * i->nthreads));

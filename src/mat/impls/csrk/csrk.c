@@ -180,8 +180,8 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP threads%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
-                                   mpi ? " per rank" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP thread%s%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
+                                   info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
   if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -195,6 +195,33 @@ static PetscErrorCode MatCSRKFinalizePackage(void)
   MatCSRKBaseOpsSet[0] = MatCSRKBaseOpsSet[1] = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The root names are also entries of MatList, so that -help lists "csrk" (and "csrkcuda") among the -mat_type
+   values. MatSetType() maps a root name to the sequential or MPI type before it looks in MatList, so these routines
+   run only where a matrix is created from the list entry itself; they choose by the communicator as MatSetType() does */
+static PetscErrorCode MatCreate_CSRK(Mat A)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size == 1) PetscCall(MatCreate_SeqCSRK(A));
+  else PetscCall(MatCreate_MPICSRK(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(CSRK_HAVE_CUDA)
+static PetscErrorCode MatCreate_CSRKCUDA(Mat A)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size == 1) PetscCall(MatCreate_SeqCSRKCUDA(A));
+  else PetscCall(MatCreate_MPICSRKCUDA(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 /*@C
   MatCSRKRegister - registers the CSR-k matrix types (`MATCSRK`, and `MATCSRKCUDA` when built with CUDA) and the
@@ -219,10 +246,12 @@ PetscErrorCode MatCSRKRegister(void)
   PetscCall(MatRegisterRootName(MATCSRK, MATSEQCSRK, MATMPICSRK));
   PetscCall(MatRegister(MATSEQCSRK, MatCreate_SeqCSRK));
   PetscCall(MatRegister(MATMPICSRK, MatCreate_MPICSRK));
+  PetscCall(MatRegister(MATCSRK, MatCreate_CSRK));
 #if defined(CSRK_HAVE_CUDA)
   PetscCall(MatRegisterRootName(MATCSRKCUDA, MATSEQCSRKCUDA, MATMPICSRKCUDA));
   PetscCall(MatRegister(MATSEQCSRKCUDA, MatCreate_SeqCSRKCUDA));
   PetscCall(MatRegister(MATMPICSRKCUDA, MatCreate_MPICSRKCUDA));
+  PetscCall(MatRegister(MATCSRKCUDA, MatCreate_CSRKCUDA));
 #endif
   PetscCall(MatOrderingRegister(MATORDERINGBANDK, MatGetOrdering_BandK));
   PetscCall(PetscLogEventRegister("MatCSRKBuild", MAT_CLASSID, &MAT_CSRKBuild));

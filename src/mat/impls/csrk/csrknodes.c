@@ -3,15 +3,15 @@
    with one column list (the unknowns of one mesh point of a vector PDE: the 3 displacements of 3D elasticity) are
    multiplied together, each column index and x entry loaded once for the node's rows, as PETSc's inode kernel does.
    This is the case where one core in the natural order, which otherwise runs the AIJ loop, lost to PETSc's AIJ type
-   (its inode kernel) by 8-13 % (docs/performance.md).
+   (its inode kernel; measurements in docs/history/sessions.md, "CPU row nodes").
 
    Each row is still summed in its own order with separate multiplies and additions: the products are the bits of the
    AIJ loop (PETSc's inode kernel pairs the entries and rounds differently).
 
    A node reads the column indices of one of its rows and skips the others', and reads its values as a short stream per
-   row: the hardware prefetcher loses such streams, and without help this loop ran 2x slower than the plain loop. The
-   column indices and values of the node CSRK_NODE_AHEAD nodes ahead are prefetched by hand
-   (docs/experiments/nodeloop.c; 4 nodes ahead made it 1.1-1.6x the plain loop there).
+   row: the hardware prefetcher loses such streams, and without help this loop was slower than the plain loop. The
+   column indices and values of the node CSRK_NODE_AHEAD nodes ahead are prefetched by hand (docs/experiments/nodeloop.c
+   measures the distance).
 */
 #include "csrkimpl.h"
 #include <string.h>

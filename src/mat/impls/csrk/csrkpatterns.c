@@ -156,7 +156,7 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
     PetscCall(PetscArraycpy(pat->patoff, all->off, entries));
     pat->rowpat = rowpat;
     rowpat      = NULL;
-    PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 2 bytes per row instead of %g per nonzero\n", pat->npat, entries, (double)index_bytes));
+    PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero\n", pat->npat, entries, (double)(8 * index_bytes)));
   } else PetscCall(PetscInfo(A, "Column indices kept: %s\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes"));
   for (PetscInt t = 0; t < T; t++) PetscCall(PetscFree(remap[t]));
   PetscCall(PetscFree(remap));

@@ -377,8 +377,8 @@ static PetscErrorCode CSRKStructureBuild(Mat, const MatCSRKOptions *, PetscInt, 
 /*
    The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
    far the entries lie from the diagonal, not whether x stays in cache anyway or what the two gathers through the
-   permutation (x in, y out) cost: on the shared mesh matrices in their own order (wing, fe_4elt2, bayer10, wave)
-   RCM passed the rule yet made the product 1.2-1.6x slower. So the natural-order structure (the AIJ arrays
+   permutation (x in, y out) cost: on mesh matrices in their own order RCM can pass the rule yet make the product
+   slower (docs/design.md, "Default ordering"). So the natural-order structure (the AIJ arrays
    themselves, no copy) is built too, both are timed and the faster one is kept. Both give the same bits (each row is
    summed in the AIJ order), so the choice changes only the time.
 
@@ -425,9 +425,8 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
 
 /* Asks for transparent huge pages on the 2 MiB-aligned part of a fresh allocation (where the kernel grants them only
    on request): the vectors in the internal order, xwork and ywork, are read at random through the permutation at every
-   product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB. One
-   thread, permuted 7-point 128^3 on the 16-core host: 36.0-36.2 ms against 38.2-46.6 ms without (minimum 32.1-34.5
-   against 37.1-38.0); no change on the 2-core machine (docs/performance.md) */
+   product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB
+   (measurements in docs/history/sessions.md) */
 static void CSRKAdviseHuge(void *p, size_t bytes)
 {
 #if defined(MADV_HUGEPAGE)

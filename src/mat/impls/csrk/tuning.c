@@ -54,14 +54,11 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
 /* GPU (CSR-3) on Hopper: a constant-time rule from the row-length statistics (mean d, coefficient of variation cv),
    fitted to the sweeps of docs/tuning.md (H200; 7-point and 27-point Laplacians, 3D elasticity).
    Regular rows (cv <= 0.3) use the sliced kernel: a warp per 32-row super-row stored column by column, 16 super-rows
-   per block of 4 warps (each warp takes 4 in turn): 1.50-1.55x aijcusparse on the three regular matrices of
-   docs/performance.md. Per block, 2 / 4 / 8 / 16 / 32 / 64 super-rows gave 662 / 632 / 615 / 604-607 / 603 / 618 us
-   on the 27-point stencil and 471 / 442 / 427-431 / 425 / 437 / 440 us on the 7-point one (H200).
-   Irregular rows use the stream kernel with 8-row super-rows by 2: on the shared irregular matrices it ran at
-   0.93-1.30x aijcusparse, against 0.44-1.06x for the thread-per-row kernel (8 by 8) and 0.85-0.93x for 16 by 2.
-   With a kernel forced: short rows (d <= 8) 8 by 8, longer rows 16 by 2 (d <= 32) or 8 by 2, the best blocks of the
-   first stencil sweeps. The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
-   gave 0.80-0.97x aijcusparse there. */
+   per block of 4 warps (each warp takes 4 in turn), the best of 2 to 64 super-rows per block on the stencils.
+   Irregular rows use the stream kernel with 8-row super-rows by 2, the best of the sizes swept on the shared irregular
+   matrices. With a kernel forced: short rows (d <= 8) 8 by 8, longer rows 16 by 2 (d <= 32) or 8 by 2, the best blocks
+   of the first stencil sweeps. The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
+   was slower than these on the H200. The sweeps and their figures are in docs/tuning.md. */
 PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
 {
   const PetscReal d  = m ? (PetscReal)(ai[m] - ai[0]) / m : 0;

@@ -4,9 +4,9 @@
    Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints were chosen by the sweep of
    docs/experiments/mergesweep.cu on an H100 (docs/tuning.md): 256 x 4 with the matrix loaded and y stored as
    streamed data (evict first) was the fastest on the power-law matrices, where x (32 MB at 4M rows) stays in L2 only
-   if the streamed matrix does not evict it (without the hints: 16 % slower), and within a few percent of the best on
-   the small graphs. The fix-up kernel is launched as a programmatic dependent launch where the device and the
-   compiled code allow it (1-2 us less per product).
+   if the streamed matrix does not evict it (the hints keep it there), and close to the best on the small graphs. The
+   fix-up kernel is launched as a programmatic dependent launch where the device and the compiled code allow it (its
+   launch latency overlaps the tiles' end).
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
