@@ -112,16 +112,17 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The options of a matrix being converted to a CSR-k type: the defaults with the -mat_csrk_* options of its prefix on
-   top, so that they take effect after MatConvert() without MatSetFromOptions(), as they do for PETSc's GPU types */
-PetscErrorCode MatCSRKOptionsFromMat(Mat B, MatCSRKOptions *opt)
+/* The options of a matrix being converted from A to a CSR-k type: the defaults with the -mat_csrk_* options of A's
+   prefix on top, so that they take effect after MatConvert() without MatSetFromOptions() (petsc4py's convert('csrk')),
+   as they do for PETSc's conversions to aijsell and aijmkl */
+PetscErrorCode MatCSRKOptionsFromMat(Mat A, MatCSRKOptions *opt)
 {
   PetscBool changed;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKOptionsDefault(opt));
-  PetscObjectOptionsBegin((PetscObject)B);
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)B)->prefix, PETSC_FALSE, opt, &changed));
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "CSR-k conversion", "Mat");
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, PETSC_FALSE, opt, &changed));
   PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -269,7 +269,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   if (!MatMPIAIJSetPreallocation_Base) PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &MatMPIAIJSetPreallocation_Base));
   PetscCheck(MatMPIAIJSetPreallocation_Base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ preallocation routine not found");
   PetscCall(PetscNew(&sp));
-  PetscCall(MatCSRKOptionsFromMat(B, &sp->opt));
+  PetscCall(MatCSRKOptionsFromMat(A, &sp->opt));
   B->spptr = sp;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));

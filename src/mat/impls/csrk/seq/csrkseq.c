@@ -324,7 +324,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscCall(PetscObjectTypeCompare((PetscObject)*newmat, MATSEQCSRK, &same));
   if (same) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscNew(&sp));
-  PetscCall(MatCSRKOptionsFromMat(*newmat, &sp->opt));
+  PetscCall(MatCSRKOptionsFromMat(A, &sp->opt));
   sp->nzstate      = -1;
   sp->state        = -1;
   (*newmat)->spptr = sp;
