@@ -123,7 +123,7 @@ demo:
 	@echo "demo: CG with aij and csrk on the same $(DEMO_NP) MPI rank(s), one thread each (equal cores)"
 	$(MPIRUN) -n $(DEMO_NP) $(BUILD)/tutorials/ex1 -n 64
 
-# a quick representative benchmark (about a minute on 2 cores): 3D stencils and elasticity in their natural order, the
+# a quick representative benchmark (20 s on 2 cores): 3D stencils and elasticity in their natural order, the
 # 7-point stencil randomly renumbered, and the BENCH_FILES found in BENCH_MATRICES (skipped, with a line, where absent)
 BENCH_CSV      ?= $(BUILD)/bench.csv
 BENCH_NP       ?= $(CORES)
