@@ -647,10 +647,8 @@ PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
   within 32767 of the diagonal, as in a banded or reordered matrix (for the natural order only with two or more
   threads: a single thread is not bound by the bytes and runs PETSc's AIJ loop over the AIJ arrays instead); where
   the rows have few distinct patterns the CPU kernels read row patterns instead (`MatCSRKSetRowPatterns()`). The
-  GPU's sliced kernel stores, per super-row
-  and per entry position, the smallest column and 8- or 16-bit offsets from it, or plain indices where the
-  offsets do not fit; rows of 12 or fewer entries on average keep plain indices on a device with 30 GB/s or more of
-  peak memory bandwidth per multiprocessor (an H200, not an H100), where decoding costs more than the bytes saved. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
+  GPU's sliced kernel reads row patterns where the rows allow them (built on the device), else 32-bit columns; with
+  compression off it reads 32-bit columns. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
   bytes per index in effect.
 
 .seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKSetRowPatterns()`, `MatCSRKGetInfo()`

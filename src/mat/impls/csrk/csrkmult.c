@@ -15,7 +15,7 @@
    xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
    in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
    offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
-   the row), which measured up to 10 % faster on one core than a loop bounded by the next row pointer. */
+   the row), which measured faster on one core than a loop bounded by the next row pointer (docs/history/sessions.md). */
 #define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, ITYPE, IDX) \
   do { \
     const PetscScalar *xr = xx + (XSTEP) * (R0); \
@@ -30,8 +30,8 @@
   } while (0)
 /* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
    which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
-   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): on the 16-core
-   host the row-pointer form ran 0-5 % faster for its 4 bytes per row (docs/performance.md) */
+   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the row-pointer
+   form measured at least as fast for its 4 bytes per row (docs/history/sessions.md) */
 #define CSRK_PATTERN_ROWS(R0, R1, DST, OUT, UNUSED) \
   do { \
     const PetscScalar *xr = xx + (R0); \
@@ -69,8 +69,8 @@
   } while (0)
 
 /* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
-   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency: on one core of
-   the 2-core machine the permuted 7-point product (2 M rows) took 28.1 / 22.0 / 19.0 / 19.4 ms at 16 / 64 / 128 / 256 */
+   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency; 128 was the
+   best of the distances measured on a permuted 7-point product (docs/history/sessions.md) */
 #define CSRK_GATHER_AHEAD 128
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
