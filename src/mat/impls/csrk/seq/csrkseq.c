@@ -4,8 +4,8 @@
    The AIJ arrays stay the master copy, so every inherited AIJ operation (MatGetRow, factorizations, MatView,
    MatMultTranspose, ...) sees the user's matrix. The CSR-k structure is keyed on A->nonzerostate (pattern:
    ordering and pointers are rebuilt) and on the object state (values: one refresh pass, no re-ordering; also after
-   MatRetrieveValues(), which bypasses the state), and is brought up to date lazily by the products
-   (docs/design.md, "Value changes").
+   MatRetrieveValues(), which bypasses the state), and is brought up to date lazily by the products when the set-up
+   budget allows it (csrksetup.c); until then they run AIJ's kernel (docs/design.md, "Value changes", "Set-up budget").
 */
 #include "../csrkimpl.h"
 
