@@ -138,6 +138,8 @@ PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], Ma
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
    permutation gives m/3) */
 #define CSRK_AUTO_SCRAMBLED(meandist, m) ((meandist) > (PetscReal)(m) / 16)
+/* the bandwidth and the mean |i-j| of the nonzeros of an AIJ block */
+PETSC_INTERN void MatCSRKDistances(PetscInt, const PetscInt *, const PetscInt *, PetscInt, PetscInt *, PetscReal *);
 PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);
 PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS *);
 

@@ -33,16 +33,6 @@ static inline PetscInt CSRKBudgetWait(PetscReal products)
   return (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
 }
 
-/* Mean |i - j| over the nonzeros: the auto ordering's test of a far-from-banded matrix */
-static PetscReal CSRKMeanDistance(PetscInt m, const PetscInt *ai, const PetscInt *aj)
-{
-  PetscReal sum = 0;
-
-  for (PetscInt i = 0; i < m; i++)
-    for (PetscInt q = ai[i]; q < ai[i + 1]; q++) sum += (PetscReal)PetscAbsInt(aj[q] - i);
-  return ai[m] ? sum / (PetscReal)ai[m] : 0;
-}
-
 /* A new nonzero pattern (or new options): nothing known of its products yet */
 static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 {
@@ -77,7 +67,7 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
   PetscMemType    mtype;
-  PetscInt        m, n;
+  PetscInt        m, n, bw;
   PetscReal       dist;
 
   PetscFunctionBegin;
@@ -85,7 +75,7 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
   PetscCall(MatGetSize(A, &m, &n));
   if (m != n) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
-  dist = CSRKMeanDistance(m, ai, aj);
+  MatCSRKDistances(m, ai, aj, 1, &bw, &dist);
   if (!CSRK_AUTO_SCRAMBLED(dist, m)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscInfo(A, "Set-up budget: mean |i-j| %g for %" PetscInt_FMT " rows, the auto ordering's check of a reordering runs\n", (double)dist, m));
   PetscCall(CSRKBudgetBuild(A, sp, &sp->opt));

@@ -212,7 +212,7 @@ static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
 }
 
 /* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
-static void CSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscInt nthreads, PetscInt *bw, PetscReal *mean)
+void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscInt nthreads, PetscInt *bw, PetscReal *mean)
 {
   PetscReal sum = 0;
   PetscInt  b   = 0;
@@ -461,7 +461,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
     st->ordering = MAT_CSRK_ORDERING_NATURAL;
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
-    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
+    MatCSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
     st->ordering = CSRK_AUTO_SCRAMBLED(*autodist, m) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     if (st->ordering == MAT_CSRK_ORDERING_RCM && opt->gpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
       PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
@@ -472,7 +472,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
   }
   if (st->bw_before < 0) {
     PetscReal dist;
-    CSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
+    MatCSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
