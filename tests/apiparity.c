@@ -738,17 +738,19 @@ static PetscErrorCode RunSequence(Mat G, PetscBool spd, PetscBool nonsym, PetscB
   PetscCall(Check2(M, "MatZeroRows, MAT_KEEP_NONZERO_PATTERN"));
   PetscCall(PetscFree(rows));
   if (square && cong) {
-    Vec x, b[2];
+    Vec x[2], b[2];
     PetscCall(PickRows(M[1], 6, 2, PETSC_TRUE, &nr, &rows));
-    PetscCall(MatCreateVecs(M[1], &x, &b[0]));
-    PetscCall(VecDuplicate(b[0], &b[1]));
-    PetscCall(FillRandom(x, 31));
+    /* each type with vectors of its own kind (a GPU type's device vectors, aij's host vectors) */
+    for (PetscInt t = 0; t < 2; t++) PetscCall(MatCreateVecs(M[t], &x[t], &b[t]));
+    PetscCall(FillRandom(x[0], 31));
     PetscCall(FillRandom(b[0], 37));
+    PetscCall(VecCopy(x[0], x[1]));
     PetscCall(VecCopy(b[0], b[1]));
-    for (PetscInt t = 0; t < 2; t++) PetscCall(MatZeroRowsColumns(M[t], nr, rows, 3.0, x, b[t]));
+    for (PetscInt t = 0; t < 2; t++) PetscCall(MatZeroRowsColumns(M[t], nr, rows, 3.0, x[t], b[t]));
     PetscCall(Check2(M, "MatZeroRowsColumns"));
     PetscCall(CompareVec(b[1], b[0], "MatZeroRowsColumns right-hand side"));
-    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&x[0]));
+    PetscCall(VecDestroy(&x[1]));
     PetscCall(VecDestroy(&b[0]));
     PetscCall(VecDestroy(&b[1]));
     PetscCall(PetscFree(rows));
@@ -949,6 +951,34 @@ static PetscErrorCode RunSequence(Mat G, PetscBool spd, PetscBool nonsym, PetscB
     for (PetscCount q = 0; q < ncoo; q++) cv[q] = -cv[q] + 0.125;
     for (PetscInt t = 0; t < 2; t++) PetscCall(MatSetValuesCOO(D[t], cv, INSERT_VALUES));
     PetscCall(Check2(D, "MatSetValuesCOO INSERT_VALUES again"));
+    {
+      /* the values in the memory of the tested type's vectors (device memory for a GPU type) */
+      Vec                vv;
+      VecType            vt;
+      PetscScalar       *h;
+      const PetscScalar *dv;
+      PetscMemType       mt;
+      PetscInt           nloc;
+
+      PetscCall(PetscIntCast((PetscInt64)ncoo, &nloc));
+      PetscCall(MatGetVecType(D[1], &vt));
+      PetscCall(VecCreate(PETSC_COMM_SELF, &vv));
+      PetscCall(VecSetSizes(vv, nloc, nloc));
+      PetscCall(VecSetType(vv, vt));
+      for (PetscCount q = 0; q < ncoo; q++) cv[q] = 2.0 * cv[q] - 0.25;
+      PetscCall(VecGetArrayWrite(vv, &h));
+      PetscCall(PetscArraycpy(h, cv, ncoo));
+      PetscCall(VecRestoreArrayWrite(vv, &h));
+      PetscCall(VecGetArrayReadAndMemType(vv, &dv, &mt));
+      PetscCall(MatSetValuesCOO(D[0], cv, INSERT_VALUES));
+      PetscCall(MatSetValuesCOO(D[1], dv, INSERT_VALUES));
+      PetscCall(Check2(D, "MatSetValuesCOO INSERT_VALUES, values in the vectors' memory"));
+      PetscCall(MatSetValuesCOO(D[0], cv, ADD_VALUES));
+      PetscCall(MatSetValuesCOO(D[1], dv, ADD_VALUES));
+      PetscCall(Check2(D, "MatSetValuesCOO ADD_VALUES, values in the vectors' memory"));
+      PetscCall(VecRestoreArrayReadAndMemType(vv, &dv));
+      PetscCall(VecDestroy(&vv));
+    }
     PetscCall(Destroy2(D));
     PetscCall(PetscFree3(ci, cj, cv));
   }

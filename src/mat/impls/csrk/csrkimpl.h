@@ -95,6 +95,13 @@ typedef struct {
   PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
 } MatCSRKBudget;
 
+/* CUDA types: the COO assembly of the AIJ base type, which reads the values on the host (cuda/csrkcuda.c) */
+typedef struct {
+  PetscCount ncoo; /* entries given to MatSetPreallocationCOO() */
+  PetscErrorCode (*preallocation)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  PetscErrorCode (*values)(Mat, const PetscScalar[], InsertMode);
+} MatCSRKCOO;
+
 /* spptr of a sequential CSR-k matrix */
 typedef struct {
   MatCSRKOptions    opt;
@@ -105,6 +112,7 @@ typedef struct {
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
   void             *cuda;    /* CUDA type: its device data (Mat_SeqCSRKCUDA, cuda/csrkcuda.h) */
+  MatCSRKCOO        coo;     /* CUDA type: the COO assembly of MATSEQAIJ */
   PetscBool         offdiag; /* off-diagonal block of an MPI matrix: its input is the matrix's own ghost vector */
 } Mat_SeqCSRK;
 
@@ -112,6 +120,7 @@ typedef struct {
 typedef struct {
   MatCSRKOptions opt;
   PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
+  MatCSRKCOO     coo;  /* CUDA type: the COO assembly of MATMPIAIJ */
   /* CUDA type: the product's own halo exchange (opt.cuda_halo_pinned) and its ghost vector, made for the nonzero
      state halostate */
   void            *halo;

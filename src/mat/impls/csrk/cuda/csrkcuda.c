@@ -174,6 +174,49 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatSetPreallocationCOO() of the AIJ base type; the count of entries is kept for MatSetValuesCOO() */
+PetscErrorCode MatCSRKCUDACOOPreallocation(Mat A, MatCSRKCOO *coo, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
+{
+  PetscFunctionBegin;
+  PetscCall((*coo->preallocation)(A, ncoo, coo_i, coo_j));
+  coo->ncoo = ncoo;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatSetValuesCOO() of the AIJ base type, which reads the values on the host: values in device memory (a GPU
+   assembly's) are copied to the host first, in one transfer */
+PetscErrorCode MatCSRKCUDACOOSetValues(Mat A, MatCSRKCOO *coo, const PetscScalar v[], InsertMode imode)
+{
+  PetscMemType mt = PETSC_MEMTYPE_HOST;
+  PetscScalar *h;
+
+  PetscFunctionBegin;
+  if (v) PetscCall(PetscGetMemType(v, &mt));
+  if (!PetscMemTypeDevice(mt)) {
+    PetscCall((*coo->values)(A, v, imode));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc1(coo->ncoo, &h));
+  PetscCall(MatCSRKCUDACopyToHost(h, v, coo->ncoo));
+  PetscCall((*coo->values)(A, h, imode));
+  PetscCall(PetscFree(h));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetPreallocationCOO_SeqCSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDACOOPreallocation(A, &((Mat_SeqCSRK *)A->spptr)->coo, ncoo, coo_i, coo_j));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetValuesCOO_SeqCSRKCUDA(Mat A, const PetscScalar v[], InsertMode imode)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDACOOSetValues(A, &((Mat_SeqCSRK *)A->spptr)->coo, v, imode));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatCSRKGetInfo(): the device copy's summary (the host structure's while bound to the CPU) */
 static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
 {
@@ -231,6 +274,11 @@ static PetscErrorCode MatSeqCSRKCUDAClear(Mat A)
   if (sp && sp->cuda) {
     Mat_SeqCSRKCUDA *c = (Mat_SeqCSRKCUDA *)sp->cuda;
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", c->hostinfo));
+    if (sp->coo.values) {
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", sp->coo.preallocation));
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", sp->coo.values));
+      sp->coo.values = NULL;
+    }
     PetscCall(MatCSRKCUDADeviceDestroy(&c->dev));
     PetscCall(PetscFree(sp->cuda));
   }
@@ -336,8 +384,14 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
       c->nzstate     = -1;
       c->state       = -1;
       PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &sp->coo.preallocation));
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetValuesCOO_C", &sp->coo.values));
       sp->cuda = c;
       PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_SeqCSRKCUDA));
+      if (sp->coo.preallocation && sp->coo.values) {
+        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_SeqCSRKCUDA));
+        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", MatSetValuesCOO_SeqCSRKCUDA));
+      } else sp->coo.values = NULL;
     }
   }
   PetscCall(MatBindToCPU_SeqCSRKCUDA(B, PETSC_FALSE));

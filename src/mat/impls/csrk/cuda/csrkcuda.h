@@ -69,6 +69,11 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const P
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
+PETSC_INTERN PetscErrorCode MatCSRKCUDACopyToHost(PetscScalar *, const PetscScalar *, PetscCount);
+
+/* COO assembly with the values in host or device memory, through the AIJ base type's (csrkcuda.c) */
+PETSC_INTERN PetscErrorCode MatCSRKCUDACOOPreallocation(Mat, MatCSRKCOO *, PetscCount, PetscInt[], PetscInt[]);
+PETSC_INTERN PetscErrorCode MatCSRKCUDACOOSetValues(Mat, MatCSRKCOO *, const PetscScalar[], InsertMode);
 
 /* halo exchange of the MPI product through pinned host buffers (csrkcudahalo.cu) */
 typedef struct _n_CSRKHalo *CSRKHalo;

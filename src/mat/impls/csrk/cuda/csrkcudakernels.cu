@@ -475,6 +475,20 @@ PetscErrorCode MatCSRKCUDADeviceSynchronize(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* n values from device memory d into host memory h, on the product stream (which may still be writing them) */
+PetscErrorCode MatCSRKCUDACopyToHost(PetscScalar *h, const PetscScalar *d, PetscCount n)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKGetStream(&stream));
+  PetscCallCUDA(cudaMemcpyAsync(h, d, sizeof(PetscScalar) * (size_t)n, cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCall(PetscLogGpuToCpu(sizeof(PetscScalar) * (PetscLogDouble)n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
 {
   CSRKDevice *d = *dev;

@@ -115,6 +115,38 @@ static PetscErrorCode MatMult_MPICSRKCUDA(Mat A, Vec xx, Vec yy)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatNorm(): MPIAIJ's, on vectors of host memory. Its NORM_1 sums the columns into a vector made by MatCreateVecs()
+   and taken with VecGetArrayWrite(), whose host memory is not initialized for a CUDA vector. */
+static PetscErrorCode MatNorm_MPICSRKCUDA(Mat A, NormType type, PetscReal *norm)
+{
+  const struct _MatOps *base;
+  Mat                   Ao;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, NULL));
+  PetscCall(MatSetVecType(A, VECSTANDARD));
+  if (Ao) PetscCall(MatSetVecType(Ao, VECSTANDARD));
+  PetscCall((*base->norm)(A, type, norm));
+  PetscCall(MatSetVecType(A, VECCUDA));
+  if (Ao) PetscCall(MatSetVecType(Ao, VECCUDA));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetPreallocationCOO_MPICSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDACOOPreallocation(A, &((Mat_MPICSRK *)A->spptr)->coo, ncoo, coo_i, coo_j));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatSetValuesCOO_MPICSRKCUDA(Mat A, const PetscScalar v[], InsertMode imode)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDACOOSetValues(A, &((Mat_MPICSRK *)A->spptr)->coo, v, imode));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat          B = *newmat, blk[2];
@@ -136,6 +168,12 @@ static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReu
     PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
     B->ops->mult    = base->mult;
     B->ops->multadd = base->multadd;
+    B->ops->norm    = base->norm;
+  }
+  if (sp->coo.values) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", sp->coo.preallocation));
+    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", sp->coo.values));
+    sp->coo.values = NULL;
   }
   B->boundtocpu = PETSC_TRUE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
@@ -202,6 +240,15 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   sp->opt.gpu = PETSC_TRUE;
   B->ops->mult    = MatMult_MPICSRKCUDA;
   B->ops->multadd = MatMultAdd_MPICSRKCUDA;
+  B->ops->norm    = MatNorm_MPICSRKCUDA;
+  if (!sp->coo.values) {
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &sp->coo.preallocation));
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetValuesCOO_C", &sp->coo.values));
+    if (sp->coo.preallocation && sp->coo.values) {
+      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPICSRKCUDA));
+      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", MatSetValuesCOO_MPICSRKCUDA));
+    } else sp->coo.values = NULL;
+  }
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));

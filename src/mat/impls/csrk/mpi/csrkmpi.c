@@ -201,7 +201,8 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall((*base->duplicate)(A, op, M)); /* the blocks are duplicated with their own CSR-k parts */
   PetscCall(MatMPICSRKGetSpptr(A, &sp));
   PetscCall(MatMPICSRKGetSpptr(*M, &sm));
-  sm->opt = sp->opt;
+  sm->opt      = sp->opt;
+  sm->coo.ncoo = sp->coo.ncoo; /* the duplicate keeps A's COO map */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

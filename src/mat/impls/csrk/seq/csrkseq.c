@@ -249,7 +249,8 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall((*base->duplicate)(A, op, M)); /* creates *M with A's type name, hence with an empty CSR-k part */
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
   PetscCall(MatSeqCSRKGetSpptr(*M, &sm));
-  sm->opt = sp->opt;
+  sm->opt       = sp->opt;
+  sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
   if (sp->st && !sp->stale && sp->nzstate == A->nonzerostate) {
     /* same pattern: keep the ordering, refresh the values at the first product */
     PetscCall(MatCSRKStructureDuplicate(sp->st, &sm->st));
