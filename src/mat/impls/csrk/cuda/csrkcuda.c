@@ -174,6 +174,71 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*
+   Value operations with the device copy kept current. The AIJ arrays on the host stay the master copy, so PETSc's AIJ
+   operation runs on them; where the device copy held A's values before, the same operation is then applied to it on
+   the device instead of uploading every value again at the next product. MatScale(), MatShift() and MatZeroEntries()
+   increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, the only callers of these
+   methods): the device copy is recorded current for that state.
+*/
+static PetscBool MatSeqCSRKCUDADeviceCurrent(Mat A)
+{
+  Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
+  Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
+  PetscObjectState state;
+
+  if (!c->dev || c->offloadmask != PETSC_OFFLOAD_BOTH || c->nzstate != A->nonzerostate || !MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt)) return PETSC_FALSE;
+  if (PetscObjectStateGet((PetscObject)A, &state)) return PETSC_FALSE;
+  return (PetscBool)(c->state == state);
+}
+
+typedef enum {
+  CSRK_VALUES_SCALE,
+  CSRK_VALUES_SHIFT,
+  CSRK_VALUES_ZERO
+} CSRKValuesOp;
+
+static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar a)
+{
+  Mat_SeqCSRKCUDA      *c       = MatSeqCSRKCUDAGetData(A);
+  const PetscBool       current = MatSeqCSRKCUDADeviceCurrent(A);
+  const struct _MatOps *base;
+  PetscObjectState      state;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
+  if (op == CSRK_VALUES_SCALE) PetscCall((*base->scale)(A, a));
+  else if (op == CSRK_VALUES_SHIFT) PetscCall((*base->shift)(A, a));
+  else PetscCall((*base->zeroentries)(A));
+  if (!current || c->nzstate != A->nonzerostate) PetscFunctionReturn(PETSC_SUCCESS); /* uploaded at the next use */
+  if (op == CSRK_VALUES_SHIFT) PetscCall(MatCSRKCUDADeviceShift(c->dev, a));
+  else PetscCall(MatCSRKCUDADeviceScale(c->dev, op == CSRK_VALUES_SCALE ? a : 0.0));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  c->state = state + 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatScale_SeqCSRKCUDA(Mat A, PetscScalar a)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_SCALE, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatShift_SeqCSRKCUDA(Mat A, PetscScalar a)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_SHIFT, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatZeroEntries_SeqCSRKCUDA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_ZERO, 0.0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatSetPreallocationCOO() of the AIJ base type; the count of entries is kept for MatSetValuesCOO() */
 PetscErrorCode MatCSRKCUDACOOPreallocation(Mat A, MatCSRKCOO *coo, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
 {
@@ -263,6 +328,9 @@ static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
   A->ops->multtranspose    = flg ? base->multtranspose : MatMultTranspose_SeqCSRKCUDA;
   A->ops->multtransposeadd = flg ? base->multtransposeadd : MatMultTransposeAdd_SeqCSRKCUDA;
   A->ops->getdiagonal      = flg ? base->getdiagonal : MatGetDiagonal_SeqCSRKCUDA;
+  A->ops->scale            = flg ? base->scale : MatScale_SeqCSRKCUDA;
+  A->ops->shift            = flg ? base->shift : MatShift_SeqCSRKCUDA;
+  A->ops->zeroentries      = flg ? base->zeroentries : MatZeroEntries_SeqCSRKCUDA;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -67,6 +67,8 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *, PetscScalar);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceScale(CSRKDevice *, PetscScalar);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
 PETSC_INTERN PetscErrorCode MatCSRKCUDACopyToHost(PetscScalar *, const PetscScalar *, PetscCount);

@@ -203,44 +203,55 @@ __global__ void CSRKGatherKernel(PetscInt n, const CSRKIdx *__restrict__ perm, c
   for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) xp[i] = x[perm[i]];
 }
 
-/* diag(A): a scan of each CSR row for its diagonal column */
-__global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, PetscScalar *__restrict__ y)
+/* y = diag(A), or diag(A) += a (SHIFT): a scan of each CSR row for its diagonal column */
+template <bool SHIFT>
+__global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, PetscScalar *__restrict__ val, PetscScalar *__restrict__ y, PetscScalar a)
 {
   for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < m; i += (PetscInt)blockDim.x * gridDim.x) {
     PetscScalar v = 0.0;
     for (CSRKIdx q = rowptr[i]; q < rowptr[i + 1]; q++)
       if (colidx[q] == (CSRKIdx)i) {
-        v = val[q];
+        if (SHIFT) val[q] += a;
+        else v = val[q];
         break;
       }
-    y[i] = v;
+    if (!SHIFT) y[i] = v;
   }
 }
 
 /* the same over the sliced storage: entry j of row r = 32 s + i lies at sliceptr[s] + j h + i; its column is read
    from the row's pattern (offset 0) or from the plain columns */
-__global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const PetscScalar *__restrict__ sval, PetscScalar *__restrict__ y)
+template <bool SHIFT>
+__global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, PetscScalar *__restrict__ sval, PetscScalar *__restrict__ y, PetscScalar a)
 {
   for (PetscInt r = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; r < m; r += (PetscInt)blockDim.x * gridDim.x) {
     const PetscInt s = r / 32, i = r % 32, h = PetscMin(32, m - 32 * s);
-    PetscScalar    v = 0.0;
+    PetscInt       q = -1;
     if (rowpat) {
       const CSRKIdx p0 = patptr[rowpat[r]], len = patptr[rowpat[r] + 1] - p0;
       for (CSRKIdx j = 0; j < len; j++)
         if (!patoff[p0 + j]) {
-          v = sval[sliceptr[s] + j * h + i];
+          q = sliceptr[s] + j * h + i;
           break;
         }
     } else {
       const CSRKIdx len = rowptr[r + 1] - rowptr[r];
       for (CSRKIdx j = 0; j < len; j++)
         if (scol[sliceptr[s] + j * h + i] == (CSRKIdx)r) {
-          v = sval[sliceptr[s] + j * h + i];
+          q = sliceptr[s] + j * h + i;
           break;
         }
     }
-    y[r] = v;
+    if (SHIFT) {
+      if (q >= 0) sval[q] += a;
+    } else y[r] = q >= 0 ? sval[q] : 0.0;
   }
+}
+
+/* x *= a over n entries */
+__global__ void CSRKScaleKernel(PetscInt64 n, PetscScalar *__restrict__ x, PetscScalar a)
+{
+  for (PetscInt64 i = blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x; i < n; i += (PetscInt64)blockDim.x * gridDim.x) x[i] *= a;
 }
 
 /* The cusparse kernel: cuSPARSE's handle, the matrix over the device CSR arrays (values updated in place by value
@@ -435,9 +446,53 @@ PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, PetscScalar *v)
   PetscFunctionBegin;
   if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  if (d->sval) CSRKSlicedDiagonalKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, v);
-  else CSRKDiagonalKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, v);
+  if (d->sval) CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, v, 0.0);
+  else CSRKDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, v, 0.0);
   PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDADeviceShift - diag(A) += a in the device copy (and its stored transpose): the entries on the diagonal only,
+   as MatShift() of MATSEQAIJ when every row has its diagonal entry
+*/
+PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *d, PetscScalar a)
+{
+  cudaStream_t stream;
+
+  PetscFunctionBegin;
+  if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKGetStream(&stream));
+  if (d->sval) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, NULL, a);
+  else CSRKDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, NULL, a);
+  PetscCallCUDA(cudaGetLastError());
+  if (d->t && d->t->m) {
+    CSRKDiagonalKernel<true><<<CSRKGrid(d->t->m), 256, 0, stream>>>(d->t->m, d->t->rowptr, d->t->colidx, d->t->val, NULL, a);
+    PetscCallCUDA(cudaGetLastError());
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDADeviceScale - every value of the device copy (and of its stored transpose) times a; a = 0 writes zeros,
+   as MatZeroEntries() does
+*/
+PetscErrorCode MatCSRKCUDADeviceScale(CSRKDevice *d, PetscScalar a)
+{
+  cudaStream_t      stream;
+  PetscScalar      *arr[3] = {d->val, d->sval, d->t ? d->t->val : NULL};
+  const PetscInt64  len[3] = {d->nnz, d->pnnz, d->nnz};
+
+  PetscFunctionBegin;
+  PetscCall(CSRKGetStream(&stream));
+  for (int k = 0; k < 3; k++) {
+    if (!arr[k] || !len[k]) continue;
+    if (a == (PetscScalar)0.0) PetscCallCUDA(cudaMemsetAsync(arr[k], 0, sizeof(PetscScalar) * (size_t)len[k], stream));
+    else {
+      CSRKScaleKernel<<<CSRKGrid(len[k]), 256, 0, stream>>>(len[k], arr[k], a);
+      PetscCallCUDA(cudaGetLastError());
+    }
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
