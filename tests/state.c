@@ -264,6 +264,17 @@ int main(int argc, char **argv)
     PetscBool iscuda;
     PetscCall(PetscStrcmp(ctype, "csrkcuda", &iscuda));
     if (iscuda) {
+      MatCSRKInfo i0, i1;
+      /* the device copy current before: the same operation runs on it, nothing is uploaded again */
+      PetscCall(MatCSRKGetInfo(C, &i0));
+      PetscCall(MatScale(A, 0.5));
+      PetscCall(MatScale(C, 0.5));
+      PetscCall(Check(A, C, "MatScale of a current device copy"));
+      PetscCall(MatShift(A, -1.0));
+      PetscCall(MatShift(C, -1.0));
+      PetscCall(Check(A, C, "MatShift of a current device copy"));
+      PetscCall(MatCSRKGetInfo(C, &i1));
+      PetscCall(Expect((PetscBool)(i1.nrefresh == i0.nrefresh && i1.nbuilds == i0.nbuilds), "MatScale and MatShift keep the device copy current (no upload)"));
       PetscCall(MatBindToCPU(C, PETSC_TRUE));
       PetscCall(Check(A, C, "MatBindToCPU(true)"));
       PetscCall(MatScale(A, 1.25));
