@@ -133,6 +133,29 @@ static PetscErrorCode MatNorm_MPICSRKCUDA(Mat A, NormType type, PetscReal *norm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatShift(): MPIAIJ's adds a through MatSetValues() and an assembly, which changes the blocks' values on the host, to
+   be uploaded again. With congruent layouts the diagonal lies in the diagonal blocks; where each has all its diagonal
+   entries, their own MatShift() runs instead, which keeps their device copies current. */
+static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
+{
+  const struct _MatOps *base;
+  Mat                   Ad;
+  PetscBool             cong, missing = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  PetscCall(MatHasCongruentLayouts(A, &cong));
+  if (cong && Ad && A->assembled) PetscCall(MatMissingDiagonal(Ad, &missing, NULL));
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &missing, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
+  if (!missing) {
+    PetscCall(MatShift(Ad, a));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
+  PetscCall((*base->shift)(A, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatSetPreallocationCOO_MPICSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
 {
   PetscFunctionBegin;
@@ -169,6 +192,7 @@ static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReu
     B->ops->mult    = base->mult;
     B->ops->multadd = base->multadd;
     B->ops->norm    = base->norm;
+    B->ops->shift   = base->shift;
   }
   if (sp->coo.values) {
     PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", sp->coo.preallocation));
@@ -241,6 +265,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   B->ops->mult    = MatMult_MPICSRKCUDA;
   B->ops->multadd = MatMultAdd_MPICSRKCUDA;
   B->ops->norm    = MatNorm_MPICSRKCUDA;
+  B->ops->shift   = MatShift_MPICSRKCUDA;
   if (!sp->coo.values) {
     PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &sp->coo.preallocation));
     PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetValuesCOO_C", &sp->coo.values));
