@@ -56,18 +56,20 @@ PETSC_EXTERN const char *const MatCSRKOrderings[];
    MatCSRKLayout - how a reordered matrix is stored and how results return to the user's ordering
 
 $  MAT_CSRK_LAYOUT_RENUMBERED - permuted copy P A P^T with renumbered columns: x is gathered into the internal order, y is scattered back
-$  MAT_CSRK_LAYOUT_ROWPERM    - rows stored in the new order over the original column numbers: x is read in place, y is scattered back
 
    Options Database Key:
-.  -mat_csrk_layout <renumbered,rowperm> - the layout
+.  -mat_csrk_layout <renumbered> - the layout
 
    Level: advanced
+
+   Note:
+   The one layout left: the row-permuted layout (rows in the new order over the user's column numbers) was removed
+   (docs/design.md, "What went and why").
 
 .seealso: `MatCSRKSetLayout()`, `MATCSRK`
 E*/
 typedef enum {
-  MAT_CSRK_LAYOUT_RENUMBERED,
-  MAT_CSRK_LAYOUT_ROWPERM
+  MAT_CSRK_LAYOUT_RENUMBERED
 } MatCSRKLayout;
 PETSC_EXTERN const char *const MatCSRKLayouts[];
 
@@ -95,23 +97,23 @@ PETSC_EXTERN const char *const MatCSRKSetups[];
 /*E
    MatCSRKTuning - how the CSR-k sizes (k, super-row size, super-super-row size) of the CPU kernels are chosen
 
-$  MAT_CSRK_TUNING_MODEL  - (default) the constant-time rule of docs/tuning.md
-$  MAT_CSRK_TUNING_SEARCH - at each structure build, a few candidate settings are timed on the matrix itself (a handful
-$                           of products each, on the same ordering and arrays) and the fastest is kept
+$  MAT_CSRK_TUNING_MODEL - the constant-time rule of docs/tuning.md
 
    Options Database Key:
-.  -mat_csrk_tune <model,search> - the tuning
+.  -mat_csrk_tune <model> - the tuning
 
    Level: advanced
 
-   Note:
-   The GPU type (`MATCSRKCUDA`) always uses its model.
+   Notes:
+   The one tuning left: the search that timed candidate sizes at each structure build was removed (docs/design.md,
+   "What went and why"). `MatCSRKSetSizes()` and `MatCSRKSetLevels()` override the model.
+
+   The GPU type (`MATCSRKCUDA`) uses its own model.
 
 .seealso: `MatCSRKSetTuning()`, `MATCSRK`, `MatCSRKSetSizes()`
 E*/
 typedef enum {
-  MAT_CSRK_TUNING_MODEL,
-  MAT_CSRK_TUNING_SEARCH
+  MAT_CSRK_TUNING_MODEL
 } MatCSRKTuning;
 PETSC_EXTERN const char *const MatCSRKTunings[];
 
@@ -164,7 +166,6 @@ typedef struct {
   PetscInt        ssr_size;   /* target super-rows per super-super-row */
   PetscInt        nsr, nssr;  /* number of super-rows and super-super-rows */
   MatCSRKOrdering ordering;   /* ordering in effect (natural when the block is not square) */
-  MatCSRKLayout   layout;     /* layout in effect */
   PetscInt        bw_before;  /* bandwidth max|i-j| of the local diagonal block in the user's ordering */
   PetscInt        bw_after;   /* the same after reordering */
   PetscInt        nthreads;   /* OpenMP threads used by the kernels */
@@ -172,8 +173,6 @@ typedef struct {
   PetscLogDouble  bytes;      /* memory held by the CSR-k structure in addition to the AIJ storage */
   PetscInt        nbuilds;    /* structure builds (ordering + pointers) so far */
   PetscInt        nrefresh;   /* value refreshes without a rebuild so far */
-  MatCSRKTuning   tuning;     /* how k and the sizes in effect were chosen (MAT_CSRK_TUNING_SEARCH: timed) */
-  PetscInt        ncandidates; /* settings timed by the search (0 with the model) */
   PetscInt        index_bytes; /* bytes per column index read by the CPU kernels: 0 (row patterns), 2 (16-bit offsets) or 4 (max over ranks) */
   PetscInt        npatterns;   /* distinct rows in the row-pattern dictionary, 0 when the kernels read indices (max over ranks) */
   PetscInt        nsliced;     /* rows multiplied in row slices, a row per vector lane (MatCSRKSetRowSlices(); sum over ranks) */

@@ -6,8 +6,8 @@ static const char help[] = "Public-API parity: one matrix built in two types thr
                            "  -problem <list> -n <list>: generated matrices (lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect,\n"
                            "      randnodes, powerlaw), one size each; -permute <seed>: randomly permuted first\n"
                            "  -ctype <csrk>: the tested type; -rtype <aij>: the reference type (aij against aij is the control)\n"
-                           "  -orderings <natural,rcm,bandk,auto> -ks <1,2,3> -layouts <renumbered>: the CSR-k options of each run, set as\n"
-                           "      -mat_csrk_ordering, -mat_csrk_k and -mat_csrk_layout before MatSetFromOptions()\n"
+                           "  -orderings <natural,rcm,bandk,auto> -ks <1,2,3>: the CSR-k options of each run, set as\n"
+                           "      -mat_csrk_ordering and -mat_csrk_k before MatSetFromOptions()\n"
                            "  -ksp <bool>: the solves (default true) -tol <1e-12> -verbose: a line per step\n";
 
 #include <petsccsrk.h>
@@ -1196,10 +1196,10 @@ static PetscErrorCode RunSequence(Mat G, PetscBool spd, PetscBool nonsym, PetscB
 
 int main(int argc, char **argv)
 {
-  char       *problems[16], *orderings[8], *layouts[4];
+  char       *problems[16], *orderings[8];
   char        ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt    np = 16, nn = 16, nord = 8, nlay = 4, nk = 3, ns[16], ks[3] = {1, 2, 3}, seed = -1, nconf = 0;
-  PetscBool   hasp, hasn, haso, hasl, hask, ksp = PETSC_TRUE;
+  PetscInt    np = 16, nn = 16, nord = 8, nk = 3, ns[16], ks[3] = {1, 2, 3}, seed = -1, nconf = 0;
+  PetscBool   hasp, hasn, haso, hask, ksp = PETSC_TRUE;
   PetscMPIInt size;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -1221,11 +1221,6 @@ int main(int argc, char **argv)
   if (!haso) {
     nord = 0;
     for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++) PetscCall(PetscStrallocpy(MatCSRKOrderings[o], &orderings[nord++]));
-  }
-  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-layouts", layouts, &nlay, &hasl));
-  if (!hasl) {
-    nlay = 0;
-    PetscCall(PetscStrallocpy(MatCSRKLayouts[MAT_CSRK_LAYOUT_RENUMBERED], &layouts[nlay++]));
   }
   PetscCall(PetscOptionsGetIntArray(NULL, NULL, "-ks", ks, &nk, &hask));
   if (!hask) nk = 3;
@@ -1256,24 +1251,21 @@ int main(int argc, char **argv)
     if (!spd) PetscCall(PetscStrcmp(problems[p], "elasticity3d", &spd));
     PetscCall(PetscStrcmp(problems[p], "randnodes", &nonsym));
     for (PetscInt o = 0; o < nord; o++)
-      for (PetscInt k = 0; k < nk; k++)
-        for (PetscInt l = 0; l < nlay; l++) {
-          char kk[8];
-          /* as a user gives them on the command line: every matrix MatSetFromOptions() is called on reads them */
-          PetscCall(PetscSNPrintf(kk, sizeof(kk), "%" PetscInt_FMT, ks[k]));
-          PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_ordering", orderings[o]));
-          PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_k", kk));
-          PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_layout", layouts[l]));
-          PetscCall(PetscSNPrintf(config, sizeof(config), "%s -n %" PetscInt_FMT "%s, %s against %s, ordering %s, k %" PetscInt_FMT ", layout %s, %d processes", problems[p], ns[p], seed >= 0 && Mg == Ng ? " permuted" : "", ctype, rtype, orderings[o], ks[k], layouts[l], size));
-          PetscCall(RunSequence(G, spd, nonsym, ksp));
-          nconf++;
-        }
+      for (PetscInt k = 0; k < nk; k++) {
+        char kk[8];
+        /* as a user gives them on the command line: every matrix MatSetFromOptions() is called on reads them */
+        PetscCall(PetscSNPrintf(kk, sizeof(kk), "%" PetscInt_FMT, ks[k]));
+        PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_ordering", orderings[o]));
+        PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_k", kk));
+        PetscCall(PetscSNPrintf(config, sizeof(config), "%s -n %" PetscInt_FMT "%s, %s against %s, ordering %s, k %" PetscInt_FMT ", %d processes", problems[p], ns[p], seed >= 0 && Mg == Ng ? " permuted" : "", ctype, rtype, orderings[o], ks[k], size));
+        PetscCall(RunSequence(G, spd, nonsym, ksp));
+        nconf++;
+      }
     PetscCall(MatDestroy(&G));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "apiparity (%s against %s): %" PetscInt_FMT " configurations, %" PetscInt_FMT " steps, %" PetscInt_FMT " checks, %" PetscInt_FMT " failures\n", ctype, rtype, nconf, nsteps, nchecks, nfail));
   for (PetscInt p = 0; p < np; p++) PetscCall(PetscFree(problems[p]));
   for (PetscInt o = 0; o < nord; o++) PetscCall(PetscFree(orderings[o]));
-  for (PetscInt l = 0; l < nlay; l++) PetscCall(PetscFree(layouts[l]));
   PetscCall(PetscFinalize());
   return nfail ? 1 : 0;
 }

@@ -1,10 +1,10 @@
 static const char help[] = "A matrix made the usual way (MatCreate, MatSetFromOptions with -mat_type csrk, assembly) against aij: the\n"
                            "-mat_csrk_* options reach it (and -help lists them), the products agree, and MatCSRKGetInfo() tells the\n"
-                           "tuning in effect.\n"
+                           "structure in effect.\n"
                            "  -n <n>                  2D Laplacian on an n x n grid (default 40)\n"
                            "  -dof <d>                d unknowns per grid point, coupled (default 1)\n"
-                           "  -set_tuning <model|search>  also call MatCSRKSetTuning() after MatSetFromOptions()\n"
-                           "  -expect_tuning <model|search>  fail unless the structure in effect was tuned this way\n"
+                           "  -set_removed <layout|tuning>  also call MatCSRKSetLayout() or MatCSRKSetTuning() after MatSetFromOptions()\n"
+                           "                          with the value that was removed (1), which must be an error\n"
                            "  -convert <initial|inplace>  instead: assemble as aij, then MatConvert() to csrk without MatSetFromOptions()\n"
                            "  -prefix <p>             options prefix of the matrix\n"
                            "  -expect_k <k>           fail unless the structure in effect has k levels\n";
@@ -51,10 +51,10 @@ int main(int argc, char **argv)
   char          convert[16] = "", prefix[64] = "";
   PetscReal     err, nrm;
   PetscBool     set, iscsrk, conv, hasprefix, inplace;
-  PetscEnum     e;
   MatCSRKInfo   info;
-  MatCSRKTuning tuning;
   MatType       type;
+
+  char          removed[16] = "";
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -83,8 +83,10 @@ int main(int argc, char **argv)
     }
   } else {
     PetscCall(MatSetFromOptions(A));
-    PetscCall(PetscOptionsGetEnum(NULL, NULL, "-set_tuning", MatCSRKTunings, &e, &set));
-    if (set) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)e));
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-set_removed", removed, sizeof(removed), &set));
+    if (set && !strcmp(removed, "layout")) PetscCall(MatCSRKSetLayout(A, (MatCSRKLayout)1));
+    else if (set && !strcmp(removed, "tuning")) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)1));
+    else PetscCheck(!set, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-set_removed takes layout or tuning, not %s", removed);
     PetscCall(Fill(A, n, dof));
   }
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
@@ -105,15 +107,14 @@ int main(int argc, char **argv)
   PetscCall(MatGetType(A, &type));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &iscsrk, MATSEQCSRK, MATMPICSRK, ""));
   if (iscsrk) {
+    MatCSRKLayout layout;
+    MatCSRKTuning tuning;
+    PetscCall(MatCSRKGetLayout(A, &layout));
     PetscCall(MatCSRKGetTuning(A, &tuning));
     PetscCall(MatCSRKGetInfo(A, &info));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: tuning requested %s, in effect %s (%" PetscInt_FMT " settings timed), k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", max |y_csrk - y_aij| %g\n", type, MatCSRKTunings[tuning],
-                          MatCSRKTunings[info.tuning], info.ncandidates, info.k, info.sr_size, (double)err));
-    PetscCall(PetscOptionsGetEnum(NULL, NULL, "-expect_tuning", MatCSRKTunings, &e, &set));
-    PetscCheck(!set || (MatCSRKTuning)e == info.tuning, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Tuning in effect is %s, expected %s", MatCSRKTunings[info.tuning], MatCSRKTunings[e]);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: layout %s, tuning %s, k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", max |y_csrk - y_aij| %g\n", type, MatCSRKLayouts[layout], MatCSRKTunings[tuning], info.k, info.sr_size, (double)err));
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_k", &k, &set));
     PetscCheck(!set || k == info.k, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The structure in effect has k = %" PetscInt_FMT ", expected %" PetscInt_FMT, info.k, k);
-    PetscCheck(info.tuning == MAT_CSRK_TUNING_MODEL || info.ncandidates > 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "A search that timed %" PetscInt_FMT " settings", info.ncandidates);
   } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: max |y - y_aij| %g\n", type, (double)err));
 
   PetscCall(VecDestroy(&x));

@@ -1,15 +1,15 @@
-static const char help[] = "MatMult family of csrk against aij, for every ordering, k and layout, with poisoned outputs.\n"
+static const char help[] = "MatMult family of csrk against aij, for every ordering and k, with poisoned outputs.\n"
                            "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
                            "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse|csrk>: the reference type; -transpose 0: skip the transposes\n"
-                           "  -ref_row_nodes <bool>: row nodes of a csrk reference (set to each configuration's ordering, k and layout)\n"
+                           "  -ref_row_nodes <bool>: row nodes of a csrk reference (set to each configuration's ordering and k)\n"
                            "  -ordering <name>: only that ordering\n"
                            "  -ref_vectors: vectors of the reference type (default: of the tested type, so a GPU type runs on the device)\n"
                            "  -far <d>: also entries (i, i+d) and (i+d, i) for the first row i of each process, d from the diagonal\n"
                            "  -expect_natural_index_bytes <2|4>: the column index width every natural-order configuration must have\n"
                            "  Every configuration of a CPU type is checked for the index width of each block: 16-bit offsets (2 bytes)\n"
-                           "  exactly when -mat_csrk_compress_indices is on (default) and the stored columns are the rows' own numbering\n"
-                           "  (natural ordering or renumbered layout) within 32767 of the diagonal, else 4; or row patterns (0 bytes)\n"
+                           "  exactly when -mat_csrk_compress_indices is on (default), the block is reordered or has two or more threads,\n"
+                           "  and its entries lie within 32767 of the diagonal, else 4; or row patterns (0 bytes)\n"
                            "  where -mat_csrk_row_patterns is on too (default) and the offsets would be allowed but for the bandwidth\n"
                            "  -expect_patterns <0|1>: whether every natural-order configuration must read row patterns\n"
                            "  -expect_nodes <0|1>: whether every natural-order configuration must multiply row nodes (one thread)\n";
@@ -213,7 +213,7 @@ static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patte
        runs over the AIJ arrays (32-bit), a reordered copy takes the offsets with any number of threads */
     {
       const PetscBool nat     = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_NATURAL || m < 2);
-      const PetscBool allowed = (PetscBool)(compress && ((nat && info.nthreads > 1) || (!nat && info.layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+      const PetscBool allowed = (PetscBool)(compress && (!nat || info.nthreads > 1));
       expect                  = allowed && info.bw_after <= 32767 ? 2 : 4;
       /* row patterns: where the offsets are allowed, whatever the bandwidth, whenever the rows fit the dictionary; one
          thread in the natural order reads them only with row slices */
@@ -223,7 +223,7 @@ static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patte
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %" PetscInt_FMT " rows in row slices without row patterns\n", config, info.nsliced));
         bad++;
       }
-      if (info.nnoderows > 0 && !(info.nthreads == 1 && info.index_bytes > 0 && (nat || info.layout == MAT_CSRK_LAYOUT_RENUMBERED))) {
+      if (info.nnoderows > 0 && !(info.nthreads == 1 && info.index_bytes > 0)) {
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %" PetscInt_FMT " rows in row nodes with %" PetscInt_FMT " threads, %" PetscInt_FMT "-byte indices, ordering %s\n", config, info.nnoderows, info.nthreads, info.index_bytes, MatCSRKOrderings[info.ordering]));
         bad++;
       }
@@ -237,8 +237,8 @@ static PetscErrorCode CheckIndexBytes(Mat C, PetscBool compress, PetscBool patte
       }
     }
     if (info.index_bytes != expect || (expect == 0) != (info.npatterns > 0)) {
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %s block of %" PetscInt_FMT " rows (ordering %s, layout %s, bandwidth %" PetscInt_FMT ") has %" PetscInt_FMT "-byte column indices, expected %" PetscInt_FMT "\n", config, b ? "off-diagonal" : "diagonal", m,
-                            MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_after, info.index_bytes, expect));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL %s: %s block of %" PetscInt_FMT " rows (ordering %s, bandwidth %" PetscInt_FMT ") has %" PetscInt_FMT "-byte column indices, expected %" PetscInt_FMT "\n", config, b ? "off-diagonal" : "diagonal", m,
+                            MatCSRKOrderings[info.ordering], info.bw_after, info.index_bytes, expect));
       bad++;
     }
   }
@@ -319,23 +319,19 @@ int main(int argc, char **argv)
 
   for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
     if (!set_ordering || o == (PetscInt)only)
-    for (PetscInt k = kmin; k <= kmax; k++)
-      for (PetscInt l = 0; l <= MAT_CSRK_LAYOUT_ROWPERM; l++) {
+      for (PetscInt k = kmin; k <= kmax; k++) {
         char config[128];
-        PetscCall(PetscSNPrintf(config, sizeof(config), "ordering=%s k=%" PetscInt_FMT " layout=%s", MatCSRKOrderings[o], k, MatCSRKLayouts[l]));
+        PetscCall(PetscSNPrintf(config, sizeof(config), "ordering=%s k=%" PetscInt_FMT, MatCSRKOrderings[o], k));
         /* options set before the first product, and changed on a built matrix */
         PetscCall(MatConvert(A, ctype, MAT_INITIAL_MATRIX, &C));
         PetscCall(MatCSRKSetOrdering(C, (MatCSRKOrdering)o));
         PetscCall(MatCSRKSetLevels(C, k));
-        PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
         PetscCall(MatSetFromOptions(C)); /* command-line -mat_csrk_* (e.g. sizes, threads) on top */
         PetscCall(MatCSRKSetOrdering(C, (MatCSRKOrdering)o));
         PetscCall(MatCSRKSetLevels(C, k));
-        PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)l));
         if (set_ref_nodes) { /* a CSR-k reference in the same internal order: the same sums, nodes or not */
           PetscCall(MatCSRKSetOrdering(A, (MatCSRKOrdering)o));
           PetscCall(MatCSRKSetLevels(A, k));
-          PetscCall(MatCSRKSetLayout(A, (MatCSRKLayout)l));
         }
         PetscCall(CheckProducts(A, C, config, tol, &nfail));
         if (cpu) PetscCall(CheckIndexBytes(C, compress, patterns, natural, expect_patterns, expect_nodes, config, &nfail));

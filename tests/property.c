@@ -26,7 +26,7 @@ static const char *const StepNames[] = {"MatSetValues same pattern", "MatSetValu
 
 /* the random CSR-k options of a case */
 typedef struct {
-  PetscInt  ordering, k, layout, sr, ssr, threads;
+  PetscInt  ordering, k, sr, ssr, threads;
   PetscBool compress; /* 16-bit column offsets where they fit */
   PetscBool defaults; /* after an in-place round trip through aij without setting them again */
 } Opts;
@@ -142,8 +142,8 @@ static PetscErrorCode PrintReproducer(void)
 {
   PetscFunctionBegin;
   if (casefail++) PetscFunctionReturn(PETSC_SUCCESS); /* once per case */
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "     case %" PetscInt_FMT ": %s; options ordering=%s k=%" PetscInt_FMT " layout=%s sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT " compress=%d%s\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k,
-                        MatCSRKLayouts[opts.layout], opts.sr, opts.ssr, opts.threads, (int)opts.compress, opts.defaults ? " (defaults after an in-place conversion)" : ""));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "     case %" PetscInt_FMT ": %s; options ordering=%s k=%" PetscInt_FMT " sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT " compress=%d%s\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k,
+                        opts.sr, opts.ssr, opts.threads, (int)opts.compress, opts.defaults ? " (defaults after an in-place conversion)" : ""));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "     reproduce: mpiexec -n %d build/tests/property -seed %" PetscInt_FMT " -case %" PetscInt_FMT " -steps %" PetscInt_FMT " -verbose\n", nranks, seed, icase, nsteps));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -424,7 +424,6 @@ static PetscErrorCode DrawOptions(PetscRandom rg, Opts *o)
   PetscFunctionBegin;
   PetscCall(RandInt(rg, 0, MAT_CSRK_ORDERING_AUTO, &o->ordering));
   PetscCall(RandInt(rg, 1, 3, &o->k));
-  PetscCall(RandInt(rg, 0, MAT_CSRK_LAYOUT_ROWPERM, &o->layout));
   PetscCall(Uniform(rg, &u));
   if (u < 0.5) o->sr = PETSC_DECIDE;
   else PetscCall(RandInt(rg, 1, 300, &o->sr));
@@ -443,7 +442,6 @@ static PetscErrorCode ApplyOptions(Mat C, const Opts *o)
   PetscFunctionBegin;
   PetscCall(MatCSRKSetOrdering(C, (MatCSRKOrdering)o->ordering));
   PetscCall(MatCSRKSetLevels(C, o->k));
-  PetscCall(MatCSRKSetLayout(C, (MatCSRKLayout)o->layout));
   PetscCall(MatCSRKSetSizes(C, o->sr, o->ssr));
   PetscCall(MatCSRKSetNumThreads(C, o->threads));
   PetscCall(MatCSRKSetIndexCompression(C, o->compress));
@@ -651,13 +649,10 @@ static PetscErrorCode Step(PetscRandom rg, PetscRandom rl, Mat A, Mat *C, StepKi
       PetscCall(ApplyOptions(*C, &opts));
     } else { /* whatever the conversion gives, read back for the failure lines */
       MatCSRKOrdering o;
-      MatCSRKLayout   l;
       PetscCall(MatCSRKGetOrdering(*C, &o));
-      PetscCall(MatCSRKGetLayout(*C, &l));
       PetscCall(MatCSRKGetLevels(*C, &opts.k));
       PetscCall(MatCSRKGetSizes(*C, &opts.sr, &opts.ssr));
       opts.ordering = o;
-      opts.layout   = l;
       opts.threads  = PETSC_DECIDE;
       opts.compress = PETSC_TRUE;
       opts.defaults = PETSC_TRUE;
@@ -808,7 +803,7 @@ int main(int argc, char **argv)
     PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
     PetscCall(ApplyOptions(C, &opts));
     if (verbose)
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "case %" PetscInt_FMT ": %s; ordering=%s k=%" PetscInt_FMT " layout=%s sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT " compress=%d\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k, MatCSRKLayouts[opts.layout], opts.sr, opts.ssr, opts.threads, (int)opts.compress));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "case %" PetscInt_FMT ": %s; ordering=%s k=%" PetscInt_FMT " sr=%" PetscInt_FMT " ssr=%" PetscInt_FMT " threads=%" PetscInt_FMT " compress=%d\n", icase, shape, MatCSRKOrderings[opts.ordering], opts.k, opts.sr, opts.ssr, opts.threads, (int)opts.compress));
     PetscCall(Check(A, C, rl));
 
     for (istep = 1; istep <= nsteps; istep++) {

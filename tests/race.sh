@@ -9,9 +9,9 @@
 # Small matrices, 2 to 4 threads forced with -mat_csrk_threads (the default would run such small products on one
 # thread), through every OpenMP region of the library: the structure build (ordering: RCM, Band-k's parallel loops;
 # the threaded copy of columns and values), the value refresh after MatSetValues/MatScale/..., and MatMult and
-# MatMultAdd (renumbered layout: the gather of x, the barrier, the product) for k = 1, 2, 3, orderings natural, rcm,
-# bandk (and auto), layouts renumbered and rowperm, 16-bit column offsets (the default) and 32-bit indices; one case
-# on 2 MPI ranks (diagonal and off-diagonal blocks).
+# MatMultAdd (reordered copies: the gather of x, the barrier, the product) for k = 1, 2, 3, orderings natural, rcm,
+# bandk (and auto), 16-bit column offsets (the default) and 32-bit indices; one case on 2 MPI ranks (diagonal and
+# off-diagonal blocks).
 #
 # Only the library and the test programs are instrumented; PETSc, Open MPI and libomp are not. Archer (LLVM's OMPT
 # tool, loaded through OMP_TOOL_LIBRARIES) tells TSan about OpenMP's synchronisation (fork, join, barriers), which it
@@ -72,7 +72,7 @@ case_() {
 t=$build/tests
 start=$(date +%s)
 for T in 2 3 4; do
-  # every ordering, k and layout: structure build and the products
+  # every ordering and k: structure build and the products
   case_ "parity lap2d5, $T threads" 1 "$t/parity" -problem lap2d5 -n 10 -mat_csrk_threads $T
   case_ "parity permuted lap3d7, $T threads" 1 "$t/parity" -problem lap3d7 -n 6 -permute 3 -mat_csrk_threads $T
 done
@@ -90,7 +90,7 @@ for T in 2 4; do
   done
 done
 case_ "state ordering rcm, 32-bit indices, 3 threads" 1 "$t/state" -mat_csrk_ordering rcm -mat_csrk_threads 3 -mat_csrk_compress_indices 0
-case_ "state k=3 rowperm bandk, 3 threads" 1 "$t/state" -mat_csrk_k 3 -mat_csrk_layout rowperm -mat_csrk_ordering bandk -mat_csrk_threads 3
+case_ "state k=3 bandk, 3 threads" 1 "$t/state" -mat_csrk_k 3 -mat_csrk_ordering bandk -mat_csrk_threads 3
 case_ "property seed 3" 1 "$t/property" -seed 3 -count 40
 case_ "ksp lap3d7 bandk k=3, 3 threads" 1 "$t/ksp" -problem lap3d7 -n 8 -mat_csrk_ordering bandk -mat_csrk_k 3 -pcs default,gamg -mat_csrk_threads 3
 case_ "parity permuted lap3d7, 2 threads" 2 "$t/parity" -problem lap3d7 -n 6 -permute 3 -mat_csrk_threads 2

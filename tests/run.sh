@@ -76,7 +76,7 @@ run_grep() {
 ranks="1 2 3"
 [ "${QUICK:-0}" = 1 ] && ranks="1 3"
 
-# 1. MatMult family parity with aij: every ordering, k and layout (24 configurations a run)
+# 1. MatMult family parity with aij: every ordering and k (12 configurations a run)
 for np in $ranks; do
   run "parity lap2d5" "$np" "$build/tests/parity" -problem lap2d5 -n 30
   run "parity lap3d7" "$np" "$build/tests/parity" -problem lap3d7 -n 12
@@ -87,9 +87,7 @@ for np in $ranks; do
   run "parity permuted lap3d7" "$np" "$build/tests/parity" -problem lap3d7 -n 10 -permute 3
   run "parity tiny (fewer rows than ranks)" "$np" "$build/tests/parity" -problem random -n 2
   run "parity explicit sizes" "$np" "$build/tests/parity" -problem lap2d5 -n 25 -mat_csrk_sr_size 7 -mat_csrk_ssr_size 3 -mat_csrk_threads 2
-  run "parity tune search" "$np" "$build/tests/parity" -problem lap3d27 -n 10 -mat_csrk_tune search
-  run "parity tune search, permuted elasticity3d" "$np" "$build/tests/parity" -problem elasticity3d -n 6 -permute 2 -mat_csrk_tune search
-  run "parity tune search, explicit sizes kept" "$np" "$build/tests/parity" -problem random -n 700 -mat_csrk_tune search -mat_csrk_sr_size 5 -mat_csrk_threads 2
+  run "parity permuted elasticity3d (bs 3)" "$np" "$build/tests/parity" -problem elasticity3d -n 6 -permute 2
   # natural order copies the AIJ arrays only on machines of several NUMA domains: that path forced here
   run "parity natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d27 -n 10
   # 32-bit column indices (the default stores 16-bit offsets from the diagonal where they fit)
@@ -116,7 +114,7 @@ done
 run "set-up budget permuted random (the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000
 run "set-up budget elasticity3d" 2 "$build/tests/setup" -problem elasticity3d -n 8
 # row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
-# as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k and layout, value changes
+# as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k, value changes
 run_grep "row slices used on a 27-point stencil" "Row slices: .* multiplied a row per vector lane" "$build/tests/parity" -problem lap3d27 -n 16 -kmin 2 -kmax 2 -mat_csrk_threads 2 -info
 for np in $ranks; do
   run "parity lap3d27, row slices: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 2
@@ -173,7 +171,7 @@ for np in $ranks; do
   for o in auto natural rcm bandk; do
     run "state ordering $o" "$np" "$build/tests/state" -mat_csrk_ordering "$o"
   done
-  run "state k=3 rowperm" "$np" "$build/tests/state" -mat_csrk_k 3 -mat_csrk_layout rowperm -mat_csrk_ordering bandk
+  run "state k=3 bandk" "$np" "$build/tests/state" -mat_csrk_k 3 -mat_csrk_ordering bandk
   run "state k=1 elasticity3d" "$np" "$build/tests/state" -problem elasticity3d -n 5 -mat_csrk_k 1 -mat_csrk_ordering rcm
   run "state random" "$np" "$build/tests/state" -problem random -n 400 -mat_csrk_ordering bandk
   run "state natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/state" -mat_csrk_ordering natural
@@ -186,7 +184,7 @@ done
 # and KSP iteration counts (CG, GMRES; ICC/ILU, GAMG); aij against aij is the control, so that a failure is the plugin's
 for np in $ranks; do
   run "apiparity lap2d5, randrect, elasticity3d, random: every ordering and k" "$np" "$build/tests/apiparity" -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80
-  run "apiparity permuted lap3d27, randnodes: 2 threads, both layouts" "$np" "$build/tests/apiparity" -problem lap3d27,randnodes -n 4,90 -permute 1 -orderings natural,rcm -ks 2,3 -layouts renumbered,rowperm -mat_csrk_threads 2
+  run "apiparity permuted lap3d27, randnodes: 2 threads" "$np" "$build/tests/apiparity" -problem lap3d27,randnodes -n 4,90 -permute 1 -orderings natural,rcm -ks 2,3 -mat_csrk_threads 2
   run "apiparity control: aij against aij" "$np" "$build/tests/apiparity" -ctype aij -problem lap2d5,randrect,elasticity3d,random,lap3d27,randnodes -n 10,60,3,80,4,90 -orderings natural -ks 1
 done
 # the orderings give the same permutation whatever the number of threads (randomly permuted and natural inputs)
@@ -212,15 +210,15 @@ for bad in "-mat_csrk_k 7" "-mat_csrk_k 0" "-mat_csrk_k 2.5" "-mat_csrk_sr_size 
   run_error "invalid option $bad" "${bad%% *}" "$build/tests/ksp" -n 4 $bad
 done
 run_error "invalid option -mat_csrk_ordering foo" "mat_csrk_ordering" "$build/tests/ksp" -n 4 -mat_csrk_ordering foo
-run_error "invalid option -mat_csrk_layout bar" "mat_csrk_layout" "$build/tests/ksp" -n 4 -mat_csrk_layout bar
-run_error "invalid option -mat_csrk_tune fast" "mat_csrk_tune" "$build/tests/ksp" -n 4 -mat_csrk_tune fast
-# a matrix made by MatCreate + MatSetFromOptions: -help lists the tuning, the option and MatCSRKSetTuning() reach it,
-# the search reports itself in -mat_view ::ascii_info, the products agree with aij
-run_grep "-help lists -mat_csrk_tune" "mat_csrk_tune.*now model" "$build/tests/options" -mat_type csrk -help
-run_grep "-mat_csrk_tune model (default)" "in effect model" "$build/tests/options" -mat_type csrk -expect_tuning model
-for np in 1 2; do
-  run "-mat_csrk_tune search" "$np" "$build/tests/options" -mat_type csrk -n 60 -mat_csrk_tune search -expect_tuning search
-done
+# the values removed from -mat_csrk_layout and -mat_csrk_tune (docs/design.md, "What went and why"): errors that name
+# the option and the value left, from the options and from the setters; the value left is accepted
+run_error "removed value -mat_csrk_layout rowperm" "mat_csrk_layout. Available options: renumbered" "$build/tests/ksp" -n 4 -mat_csrk_layout rowperm
+run_error "removed value -mat_csrk_tune search" "mat_csrk_tune. Available options: model" "$build/tests/ksp" -n 4 -mat_csrk_tune search
+run_error "removed value in MatCSRKSetLayout()" "the one layout is MAT_CSRK_LAYOUT_RENUMBERED" "$build/tests/options" -mat_type csrk -set_removed layout
+run_error "removed value in MatCSRKSetTuning()" "the one tuning is MAT_CSRK_TUNING_MODEL" "$build/tests/options" -mat_type csrk -set_removed tuning
+run_grep "-help lists -mat_csrk_layout with its one value" "mat_csrk_layout.*now renumbered" "$build/tests/options" -mat_type csrk -help
+run_grep "-help lists -mat_csrk_tune with its one value" "mat_csrk_tune.*now model" "$build/tests/options" -mat_type csrk -help
+run_grep "-mat_csrk_layout renumbered -mat_csrk_tune model accepted" "layout renumbered, tuning model" "$build/tests/options" -mat_type csrk -mat_csrk_layout renumbered -mat_csrk_tune model
 # threads on request: one per rank without OMP_NUM_THREADS and -mat_csrk_threads, else what they ask for (blocks of
 # 20,000 nonzeros and more: the 2D Laplacian on 100 x 100 has 49,600)
 run_grep "one thread per rank by default" ", 1 OpenMP thread" env -u OMP_NUM_THREADS "$build/tests/options" -mat_type csrk -n 100 -mat_view ::ascii_info
@@ -235,7 +233,6 @@ run_grep "two threads, row patterns without slices: reported as patterns by -mat
 run_grep "one thread, natural order: row slices, reported by -mat_view ::ascii_info" "row slices: .* rows multiplied 8 at a time" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "one thread, natural order, 3 unknowns per point: row nodes, reported by -mat_view ::ascii_info" "row nodes: 4800 rows in nodes of up to 5 rows" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
-run_grep "MatCSRKSetTuning search, reported by -mat_view ::ascii_info" "tuning search: the fastest of" "$build/tests/options" -mat_type csrk -set_tuning search -expect_tuning search -mat_view ::ascii_info
 # MatConvert() to csrk reads the -mat_csrk_* options of the matrix's prefix (no MatSetFromOptions() after it)
 for np in 1 2; do
   for c in initial inplace; do

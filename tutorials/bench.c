@@ -28,7 +28,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "  -types <list>           default aij,sell,csrk (CUDA builds add aijcusparse,csrkcuda); a CSR-k entry may\n"
                            "                          carry settings after colons: ordering=<natural|rcm|bandk|auto> k=<1|2|3>\n"
                            "                          sr=<rows per super-row> ssr=<super-rows per super-super-row>\n"
-                           "                          layout=<renumbered|rowperm> threads=<n> (0: default) tune=<model|search>,\n"
+                           "                          threads=<n> (0: default),\n"
                            "                          compress=<0|1> (column offsets where they fit),\n"
                            "                          patterns=<0|1> (row patterns where the rows allow: CPU, GPU sliced kernel),\n"
                            "                          slices=<0|1> (with row patterns, runs of 8 rows a row per vector lane: CPU),\n"
@@ -44,7 +44,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "Examples:\n"
                            "  build/tutorials/bench -problem lap3d7 -n 100\n"
                            "  build/tutorials/bench -problem lap3d7 -n 100 -permute 1 -types aij,csrk,csrk:ordering=natural\n"
-                           "  build/tutorials/bench -f wing.mtx,bayer10.mtx -types aij,csrk,csrk:ordering=bandk:k=3,csrk:layout=rowperm -o runs.csv\n"
+                           "  build/tutorials/bench -f wing.mtx,bayer10.mtx -types aij,csrk,csrk:ordering=bandk:k=3,csrk:ordering=rcm -o runs.csv\n"
                            "  OMP_NUM_THREADS=1 mpiexec -n 4 build/tutorials/bench -problem lap3d27,elasticity3d -solve 0\n"
                            "  build/tutorials/bench -f A.petscbin -types aij,csrk:threads=1,csrk:threads=2 -stream 0\n";
 
@@ -69,12 +69,10 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_lay, set_thr, set_kern, set_tune, set_comp, set_pat, set_slices, set_nodes, set_halo;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_thr, set_kern, set_comp, set_pat, set_slices, set_nodes, set_halo;
   PetscInt        k, sr, ssr, threads, compress, patterns, slices, nodes, pinned_halo;
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
-  MatCSRKLayout   layout;
-  MatCSRKTuning   tune;
 } TypeEntry;
 
 /* What was measured for one matrix and type; times in seconds, slowest rank */
@@ -147,18 +145,6 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
       PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown ordering %s (natural, rcm, bandk, auto)", str, val);
       e->ordering = (MatCSRKOrdering)v;
       e->set_ord  = PETSC_TRUE;
-    } else if (!strcmp(tok, "layout")) {
-      PetscEnum v;
-      PetscCall(PetscEnumFind(MatCSRKLayouts, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown layout %s (renumbered, rowperm)", str, val);
-      e->layout  = (MatCSRKLayout)v;
-      e->set_lay = PETSC_TRUE;
-    } else if (!strcmp(tok, "tune")) {
-      PetscEnum v;
-      PetscCall(PetscEnumFind(MatCSRKTunings, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown tuning %s (model, search)", str, val);
-      e->tune     = (MatCSRKTuning)v;
-      e->set_tune = PETSC_TRUE;
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
@@ -180,7 +166,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "pinned_halo")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->pinned_halo));
       e->set_halo = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, layout, threads, tune, compress, patterns, slices, nodes, kernel, pinned_halo)", str, tok);
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, threads, compress, patterns, slices, nodes, kernel, pinned_halo)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -357,10 +343,8 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   PetscFunctionBegin;
   if (e->set_k) PetscCall(MatCSRKSetLevels(C, e->k));
   if (e->set_ord) PetscCall(MatCSRKSetOrdering(C, e->ordering));
-  if (e->set_lay) PetscCall(MatCSRKSetLayout(C, e->layout));
   if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel));
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
-  if (e->set_tune) PetscCall(MatCSRKSetTuning(C, e->tune));
   if (e->set_comp) PetscCall(MatCSRKSetIndexCompression(C, (PetscBool)e->compress));
   if (e->set_pat) PetscCall(MatCSRKSetRowPatterns(C, (PetscBool)e->patterns));
   if (e->set_slices) PetscCall(MatCSRKSetRowSlices(C, (PetscBool)e->slices));
@@ -739,9 +723,8 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(comm, "%s: k %" PetscInt_FMT, entries[t].label, i->k));
       if (i->k >= 2) PetscCall(PetscPrintf(comm, ", %" PetscInt_FMT " super-rows of ~%" PetscInt_FMT " rows", i->nsr, i->sr_size));
       if (i->k == 3) PetscCall(PetscPrintf(comm, ", %" PetscInt_FMT " super-super-rows of ~%" PetscInt_FMT, i->nssr, i->ssr_size));
-      if (i->tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscPrintf(comm, " (tune search: fastest of %" PetscInt_FMT ")", i->ncandidates));
-      PetscCall(PetscPrintf(comm, ", ordering %s, layout %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", build %.3g s, +%.2f MB (%.0f%% of AIJ), %" PetscInt_FMT " thread%s, %" PetscInt_FMT " build%s %" PetscInt_FMT " refreshes\n",
-                            MatCSRKOrderings[i->ordering], MatCSRKLayouts[i->layout], i->bw_before, i->bw_after, i->build_time, i->bytes / 1048576.0, 100.0 * i->bytes / aijbytes, i->nthreads, i->nthreads == 1 ? "" : "s", i->nbuilds,
+      PetscCall(PetscPrintf(comm, ", ordering %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", build %.3g s, +%.2f MB (%.0f%% of AIJ), %" PetscInt_FMT " thread%s, %" PetscInt_FMT " build%s %" PetscInt_FMT " refreshes\n",
+                            MatCSRKOrderings[i->ordering], i->bw_before, i->bw_after, i->build_time, i->bytes / 1048576.0, 100.0 * i->bytes / aijbytes, i->nthreads, i->nthreads == 1 ? "" : "s", i->nbuilds,
                             i->nbuilds == 1 ? "," : "s,", i->nrefresh));
       if (i->nthreads > 1)
         PetscCall(PetscPrintf(comm, "note: %s ran %" PetscInt_FMT " OpenMP threads per rank, aij and sell one: not the same cores; the equal-cores comparison is aij on %" PetscInt_FMT " ranks (mpiexec -n %" PetscInt_FMT " ... -types aij)\n", entries[t].label, i->nthreads,

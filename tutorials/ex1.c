@@ -29,7 +29,7 @@ static const char help[] = "CG on the 3D Poisson problem (7-point Laplacian, n^3
                            "  -permute <seed>   number the unknowns randomly first (what the Band-k ordering recovers)\n"
                            "  -mult_reps <50>   MatMults timed after the solve, for the median time per MatMult\n"
                            "  -ksp_rtol <1e-8>  and any -ksp_* / -pc_* option: applied to both solves\n"
-                           "  -mat_csrk_k <1,2,3> -mat_csrk_ordering <natural,rcm,bandk,auto> -mat_csrk_layout <renumbered,rowperm>\n"
+                           "  -mat_csrk_k <1,2,3> -mat_csrk_ordering <natural,rcm,bandk,auto>\n"
                            "  -mat_csrk_sr_size <n> -mat_csrk_ssr_size <n> -mat_csrk_threads <n>: the CSR-k matrix\n"
                            "  -csrk_view ::ascii_info  MatView of the CSR-k matrix\n"
                            "(both kernels run one thread per rank; -mat_csrk_threads or OMP_NUM_THREADS give CSR-k more, which then\n"
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(comm, "  levels k          %" PetscInt_FMT "%s\n", info.k, info.k == 1 ? " (plain CSR)" : ""));
   if (info.k >= 2) PetscCall(PetscPrintf(comm, "  super-rows        %" PetscInt_FMT " of about %" PetscInt_FMT " rows\n", info.nsr, info.sr_size));
   if (info.k == 3) PetscCall(PetscPrintf(comm, "  super-super-rows  %" PetscInt_FMT " of about %" PetscInt_FMT " super-rows\n", info.nssr, info.ssr_size));
-  PetscCall(PetscPrintf(comm, "  ordering, layout  %s, %s\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout]));
+  PetscCall(PetscPrintf(comm, "  ordering          %s\n", MatCSRKOrderings[info.ordering]));
   PetscCall(PetscPrintf(comm, "  bandwidth         %" PetscInt_FMT " before ordering -> %" PetscInt_FMT " after\n", info.bw_before, info.bw_after));
   PetscCall(PetscPrintf(comm, "  build time        %.4f s\n", info.build_time));
   PetscCall(PetscPrintf(comm, "  memory overhead   %.2f MB (%.0f%% of the AIJ arrays)\n", info.bytes / 1048576.0,

@@ -36,10 +36,10 @@ for e in ksp/ksp/tutorials/ex45 snes/tutorials/ex5; do
 done
 
 # the variants, as PETSc options (ex45, ex5) and as bench -types entries
-names=(aij sell csrk offsets-off patterns-off slices-off nodes-off rowperm k3 tune-search)
+names=(aij sell csrk offsets-off patterns-off slices-off nodes-off k3)
 opts=("" "-dm_mat_type sell" "" "-mat_csrk_compress_indices 0" "-mat_csrk_row_patterns 0" "-mat_csrk_row_slices 0" \
-  "-mat_csrk_row_nodes 0" "-mat_csrk_layout rowperm" "-mat_csrk_k 3" "-mat_csrk_tune search")
-types="aij,sell,csrk,csrk:compress=0,csrk:patterns=0,csrk:slices=0,csrk:nodes=0,csrk:layout=rowperm,csrk:k=3,csrk:tune=search"
+  "-mat_csrk_row_nodes 0" "-mat_csrk_k 3")
+types="aij,sell,csrk,csrk:compress=0,csrk:patterns=0,csrk:slices=0,csrk:nodes=0,csrk:k=3"
 
 # quiet: waits for a second in which the CPUs were at most QUIET_BUSY % busy (others' work), at most QUIET_WAIT s;
 # sets busy to the share seen last

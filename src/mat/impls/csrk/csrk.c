@@ -6,8 +6,8 @@
 #include <errno.h>
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
-const char *const MatCSRKLayouts[]   = {"renumbered", "rowperm", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
-const char *const MatCSRKTunings[]   = {"model", "search", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
+const char *const MatCSRKLayouts[]   = {"renumbered", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
+const char *const MatCSRKTunings[]   = {"model", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "cusparse", "merge", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
@@ -24,9 +24,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->sr_size  = PETSC_DECIDE;
   opt->ssr_size = PETSC_DECIDE;
   opt->ordering = MAT_CSRK_ORDERING_AUTO;
-  opt->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
   opt->nthreads = PETSC_DECIDE;
-  opt->tune     = MAT_CSRK_TUNING_MODEL;
   opt->compress = PETSC_TRUE;
   opt->patterns = PETSC_TRUE;
   opt->slices   = PETSC_TRUE;
@@ -42,7 +40,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
    halo exchange (cuda_halo_pinned) and the set-up rule are not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->layout == b->layout && a->nthreads == b->nthreads && a->tune == b->tune && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -53,8 +51,6 @@ static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
   PetscCheck(opt->ssr_size == PETSC_DECIDE || opt->ssr_size >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-super-row size (-mat_csrk_ssr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->ssr_size);
   PetscCheck(opt->nthreads == PETSC_DECIDE || opt->nthreads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Thread count (-mat_csrk_threads) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->nthreads);
   PetscCheck((int)opt->ordering >= 0 && opt->ordering <= MAT_CSRK_ORDERING_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k ordering %d (-mat_csrk_ordering)", (int)opt->ordering);
-  PetscCheck((int)opt->layout >= 0 && opt->layout <= MAT_CSRK_LAYOUT_ROWPERM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k layout %d (-mat_csrk_layout)", (int)opt->layout);
-  PetscCheck((int)opt->tune >= 0 && opt->tune <= MAT_CSRK_TUNING_SEARCH, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k tuning %d (-mat_csrk_tune)", (int)opt->tune);
   PetscCheck((int)opt->setup >= 0 && opt->setup <= MAT_CSRK_SETUP_EAGER, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k set-up rule %d (-mat_csrk_setup)", (int)opt->setup);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -82,10 +78,14 @@ static PetscErrorCode CSRKOptionsInt(CSRKOptionItems PetscOptionsObject, const c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option */
+/* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option.
+   -mat_csrk_layout and -mat_csrk_tune have one value left each (docs/design.md, "What went and why"): they are still
+   read, so that a removed value is an error that lists the one left instead of an option silently ignored. */
 PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], PetscBool cuda, MatCSRKOptions *opt, PetscBool *changed)
 {
-  MatCSRKOptions old = *opt;
+  MatCSRKOptions old    = *opt;
+  MatCSRKLayout  layout = MAT_CSRK_LAYOUT_RENUMBERED;
+  MatCSRKTuning  tune   = MAT_CSRK_TUNING_MODEL;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "CSR-k matrix options");
@@ -93,9 +93,8 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->sr_size, 0, CSRK_IDX_MAX));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size, 0, CSRK_IDX_MAX));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
-  PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with permuted vectors, or permuted rows over the user's columns", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)opt->layout,
-                             (PetscEnum *)&opt->layout, NULL));
-  PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model, or a search timing a few candidates on the matrix at the structure build (CPU kernels)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)opt->tune, (PetscEnum *)&opt->tune, NULL));
+  PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with the vectors permuted (the one layout)", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)layout, (PetscEnum *)&layout, NULL));
+  PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model (the one tuning; -mat_csrk_k and -mat_csrk_sr_size override it)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)tune, (PetscEnum *)&tune, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_setup", "When the structure is built: once the products run with AIJ's kernel have paid for it (budget), or at the first product (eager) (CPU kernels)", "MatCSRKSetSetup", MatCSRKSetups, (PetscEnum)opt->setup, (PetscEnum *)&opt->setup, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
@@ -174,13 +173,11 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   }
   if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
-  if (info.tuning == MAT_CSRK_TUNING_SEARCH) PetscCall(PetscViewerASCIIPrintf(viewer, "tuning search: the fastest of %" PetscInt_FMT " timed settings\n", info.ncandidates));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "tuning model\n"));
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, layout %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], MatCSRKLayouts[info.layout], info.bw_before, info.bw_after));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP thread%s%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
                                    info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
   if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
@@ -466,25 +463,32 @@ PetscErrorCode MatCSRKGetOrdering(Mat A, MatCSRKOrdering *ordering)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRK`
-- layout - `MAT_CSRK_LAYOUT_RENUMBERED` or `MAT_CSRK_LAYOUT_ROWPERM`
+- layout - `MAT_CSRK_LAYOUT_RENUMBERED`, the one layout
 
   Options Database Key:
-. -mat_csrk_layout <renumbered,rowperm> - the layout
+. -mat_csrk_layout <renumbered> - the layout
 
   Level: advanced
+
+  Note:
+  A reordered matrix is stored as P A P^T with renumbered columns: x is gathered into the internal order and the
+  product scattered back, so results are in the user's ordering. The row-permuted layout was removed
+  (docs/design.md, "What went and why"); the call and the option remain so that programs and scripts that name the
+  layout keep working, and another value is an error.
 
 .seealso: `MATCSRK`, `MatCSRKLayout`, `MatCSRKSetOrdering()`
 @*/
 PetscErrorCode MatCSRKSetLayout(Mat A, MatCSRKLayout layout)
 {
   PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscValidLogicalCollectiveEnum(A, layout, 2);
-  MatCSRKSetField(A, layout, layout);
+  PetscCheck(layout == MAT_CSRK_LAYOUT_RENUMBERED, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k layout %d (-mat_csrk_layout): the one layout is MAT_CSRK_LAYOUT_RENUMBERED (renumbered)", (int)layout);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*@
-  MatCSRKGetLayout - gets the requested CSR-k layout
+  MatCSRKGetLayout - gets the CSR-k layout
 
   Not Collective
 
@@ -492,7 +496,7 @@ PetscErrorCode MatCSRKSetLayout(Mat A, MatCSRKLayout layout)
 . A - the matrix, of type `MATCSRK`
 
   Output Parameter:
-. layout - the layout
+. layout - the layout, `MAT_CSRK_LAYOUT_RENUMBERED`
 
   Level: advanced
 
@@ -503,8 +507,8 @@ PetscErrorCode MatCSRKGetLayout(Mat A, MatCSRKLayout *layout)
   MatCSRKOptions opt;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetOptions_Private(A, &opt));
-  *layout = opt.layout;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt)); /* a CSR-k matrix, as the other getters require */
+  *layout = MAT_CSRK_LAYOUT_RENUMBERED;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -546,26 +550,26 @@ PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRK`
-- tuning - `MAT_CSRK_TUNING_MODEL` (the constant-time rule) or `MAT_CSRK_TUNING_SEARCH` (timed candidates)
+- tuning - `MAT_CSRK_TUNING_MODEL` (the constant-time rule of docs/tuning.md), the one tuning
 
   Options Database Key:
-. -mat_csrk_tune <model,search> - the tuning
+. -mat_csrk_tune <model> - the tuning
 
   Level: advanced
 
   Notes:
-  With `MAT_CSRK_TUNING_SEARCH` every structure build (the first product, and after a change of the nonzero pattern)
-  times a few settings of k, super-row and super-super-row sizes, a handful of products each, on the same ordering and
-  arrays, and keeps the fastest; `MatView()` with `-mat_view ::ascii_info` and `-info` report the choice. Sizes set with
-  `MatCSRKSetSizes()` are kept in every candidate. The GPU type uses its model.
+  `MatCSRKSetLevels()` and `MatCSRKSetSizes()` override the model's choice. The search that timed candidate sizes at
+  each structure build was removed (docs/design.md, "What went and why"); the call and the option remain so that
+  programs and scripts that name the tuning keep working, and another value is an error.
 
 .seealso: `MATCSRK`, `MatCSRKTuning`, `MatCSRKGetTuning()`, `MatCSRKSetSizes()`, `MatCSRKSetLevels()`
 @*/
 PetscErrorCode MatCSRKSetTuning(Mat A, MatCSRKTuning tuning)
 {
   PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscValidLogicalCollectiveEnum(A, tuning, 2);
-  MatCSRKSetField(A, tune, tuning);
+  PetscCheck(tuning == MAT_CSRK_TUNING_MODEL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k tuning %d (-mat_csrk_tune): the one tuning is MAT_CSRK_TUNING_MODEL (model)", (int)tuning);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -603,7 +607,7 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
 }
 
 /*@
-  MatCSRKGetTuning - gets the requested tuning of the CSR-k sizes (`MatCSRKGetInfo()` tells the one in effect)
+  MatCSRKGetTuning - gets the tuning of the CSR-k sizes
 
   Not Collective
 
@@ -611,7 +615,7 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
 . A - the matrix, of type `MATCSRK`
 
   Output Parameter:
-. tuning - the tuning
+. tuning - the tuning, `MAT_CSRK_TUNING_MODEL`
 
   Level: advanced
 
@@ -622,8 +626,8 @@ PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
   MatCSRKOptions opt;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetOptions_Private(A, &opt));
-  *tuning = opt.tune;
+  PetscCall(MatCSRKGetOptions_Private(A, &opt)); /* a CSR-k matrix, as the other getters require */
+  *tuning = MAT_CSRK_TUNING_MODEL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -677,12 +681,11 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
 
   Notes:
   Only with index compression on (`MatCSRKSetIndexCompression()`) and where the CPU kernels would read 16-bit offsets
-  but for the bandwidth: rows in their own numbering (natural ordering, or the renumbered layout), and for the natural
-  ordering two or more threads (one thread runs PETSc's AIJ loop over the AIJ arrays, which a single core runs at least
-  as fast). At the structure build, the column offsets from the diagonal of each row are
-  looked up in a dictionary of the distinct rows; when all of them fit (8192 offsets, 32 KiB, which the L1 cache
-  holds) each row keeps only the 16-bit number of its pattern, and the products read 8 bytes per nonzero instead of
-  10 or 12. A 3D stencil or a structured-mesh matrix in its natural order has one pattern per kind of boundary
+  but for the bandwidth: a reordered copy, or the natural ordering with two or more threads (one thread runs PETSc's
+  AIJ loop over the AIJ arrays, which a single core runs at least as fast). At the structure build, the column offsets
+  from the diagonal of each row are looked up in a dictionary of the distinct rows; when all of them fit (8192
+  offsets, 32 KiB, which the L1 cache holds) each row keeps only the 16-bit number of its pattern, and the products
+  read 8 bytes per nonzero instead of 10 or 12. A 3D stencil or a structured-mesh matrix in its natural order has one pattern per kind of boundary
   (27 on a 27-point stencil); most irregular or reordered matrices overflow the dictionary early in the search and
   keep their indices. Results are the same either way. On the GPU (`MATCSRKCUDA`) the sliced kernel reads row
   patterns in the same way instead of its 8/16-bit column codes or plain columns, and no row pointer either; `-info`
@@ -749,7 +752,7 @@ PetscErrorCode MatCSRKSetRowSlices(Mat A, PetscBool slices)
 
   Notes:
   Applies where the CPU kernel runs one OpenMP thread over column indices (32-bit or 16-bit offsets, no row patterns or
-  slices) with the rows in their own order (the natural order, or the renumbered layout of a reordered copy):
+  slices), in the natural order or in a reordered copy (whose rows are renumbered with it):
   consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a vector PDE, as PETSc's
   inodes), are multiplied together, each column index and entry of x loaded once for all of
   them. Used when at least half of the rows are in nodes of two or more; `-info` tells how many. Each row is still

@@ -25,9 +25,7 @@ typedef struct {
   PetscInt        sr_size;  /* rows per super-row; PETSC_DECIDE: from the tuning rule */
   PetscInt        ssr_size; /* super-rows per super-super-row; PETSC_DECIDE: from the tuning rule */
   MatCSRKOrdering ordering;
-  MatCSRKLayout   layout;
   PetscInt        nthreads; /* PETSC_DECIDE: MatCSRKDefaultThreads() (one, unless OMP_NUM_THREADS is set) */
-  MatCSRKTuning   tune;     /* sizes from the model or timed candidates (CPU) */
   PetscBool       compress; /* column indices stored as small offsets where they fit */
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
   PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
@@ -40,13 +38,12 @@ typedef struct {
 } MatCSRKOptions;
 
 /* The CSR-k structure of one sequential block: the copy the kernels stream through.
-   Row r of the structure is row perm[r] of the user's matrix. Its column indices are the user's
-   columns (natural ordering, rowperm layout) or iperm[] of them (renumbered layout). */
+   Row r of the structure is row perm[r] of the user's matrix, and its column indices are iperm[] of the user's
+   columns (for the natural ordering, the user's rows and columns). */
 typedef struct {
   PetscInt        m, n, nnz;
   PetscInt        k, sr_size, ssr_size;
   MatCSRKOrdering ordering; /* in effect */
-  MatCSRKLayout   layout;   /* in effect */
   PetscInt        nsr, nssr;
   CSRKIdx        *rowptr;   /* m+1 */
   CSRKIdx        *colidx;   /* nnz; NULL when the kernels read coloff instead */
@@ -66,18 +63,15 @@ typedef struct {
   CSRKIdx        *perm;     /* m, NULL for the identity */
   CSRKIdx        *srcptr;   /* m: first value of row r in the AIJ arrays, for the value refresh (reordered only) */
   PetscBool       shared;   /* natural ordering: rowptr, colidx and val are the AIJ arrays themselves (MatCSRKStructureAttach()); coloff is always the structure's own */
-  PetscScalar    *xwork;    /* n: x gathered into the internal order (renumbered layout) */
-  PetscScalar    *ywork;    /* m: A x in the internal order (renumbered layout), gathered into y through iperm */
-  CSRKIdx        *iperm;    /* m: internal row of each user's row (renumbered layout) */
+  PetscScalar    *xwork;    /* n: x gathered into the internal order (reordered only) */
+  PetscScalar    *ywork;    /* m: A x in the internal order (reordered only), gathered into y through iperm */
+  CSRKIdx        *iperm;    /* m: internal row of each user's row (reordered only) */
   PetscInt        nonzerorows;
   /* static schedule: thread t owns top-level units [tstart[t], tstart[t+1]) */
   PetscInt        nthreads;
   PetscInt       *tstart;
   /* statistics */
   PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
-  MatCSRKTuning   tuning;   /* how k and the sizes were chosen */
-  PetscInt        ncand;    /* settings timed by the search */
-  PetscLogDouble  tune_time, tune_model, tune_best; /* the search, a product with the model's and the chosen sizes */
   PetscInt        bw_before, bw_after;
   PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;

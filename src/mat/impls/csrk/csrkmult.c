@@ -9,14 +9,14 @@
   #include <omp.h>
 #endif
 
-/* One thread's rows R0..R1 (in the loop nest of the k levels) with the output placement fixed at compile time:
-   DST is the user's row of internal row r, OUT the stored value of sum. The column of the row's j-th entry is
-   ix[j] of the index array IDX of type ITYPE, read as xr[ix[j]]: xr = xx and the 32-bit columns cj (XSTEP 0), or
-   xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
+/* One thread's rows R0..R1 (in the loop nest of the k levels) with the output fixed at compile time: out[r] = OUT, the
+   stored value of sum (out is y, or the product in the internal order of a reordered copy). The column of the row's
+   j-th entry is ix[j] of the index array IDX of type ITYPE, read as xr[ix[j]]: xr = xx and the 32-bit columns cj
+   (XSTEP 0), or xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
    in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
    offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
    the row), which measured faster on one core than a loop bounded by the next row pointer (docs/history/sessions.md). */
-#define CSRK_ROWS(R0, R1, DST, OUT, XSTEP, ITYPE, IDX) \
+#define CSRK_ROWS(R0, R1, OUT, XSTEP, ITYPE, IDX) \
   do { \
     const PetscScalar *xr = xx + (XSTEP) * (R0); \
     for (PetscInt r = (R0); r < (R1); r++, xr += (XSTEP)) { \
@@ -25,14 +25,14 @@
       const ITYPE       *ix = (IDX) + q0; \
       PetscScalar        sum = 0.0; \
       for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
-      out[DST] = OUT; \
+      out[r] = OUT; \
     } \
   } while (0)
 /* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
    which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
    after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the row-pointer
    form measured at least as fast for its 4 bytes per row (docs/history/sessions.md) */
-#define CSRK_PATTERN_ROWS(R0, R1, DST, OUT, UNUSED) \
+#define CSRK_PATTERN_ROWS(R0, R1, OUT, UNUSED) \
   do { \
     const PetscScalar *xr = xx + (R0); \
     for (PetscInt r = (R0); r < (R1); r++, xr++) { \
@@ -41,31 +41,28 @@
       const PetscScalar *v  = va + rp[r]; \
       PetscScalar        sum = 0.0; \
       for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
-      out[DST] = OUT; \
+      out[r] = OUT; \
     } \
   } while (0)
-/* The same with row slices (csrkslices.c): rows with patterns never have an output permutation (compression needs the
-   natural order or the renumbered layout), so only z varies */
-#define CSRK_SLICE_ROWS(R0, R1, DST, OUT, UNUSED) MatCSRKSliceRows(st, (R0), (R1), xx, zz, out)
+/* The same with row slices (csrkslices.c), which add z themselves */
+#define CSRK_SLICE_ROWS(R0, R1, OUT, UNUSED) MatCSRKSliceRows(st, (R0), (R1), xx, zz, out)
 /* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
-#define CSRK_NEST(ROWS, DST, OUT, ...) \
+#define CSRK_NEST(ROWS, OUT, ...) \
   do { \
     if (st->k == 1) { \
-      ROWS(r0, r1, DST, OUT, __VA_ARGS__); \
+      ROWS(r0, r1, OUT, __VA_ARGS__); \
     } else if (st->k == 2) { \
-      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], OUT, __VA_ARGS__); \
     } else { \
       for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
-        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], DST, OUT, __VA_ARGS__); \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], OUT, __VA_ARGS__); \
     } \
   } while (0)
-/* the four output placements: out = A x or out = A x + zz, in the internal order (no dperm) or scattered through dperm */
-#define CSRK_PLACEMENTS(ROWS, ...) \
+/* the two outputs: out = A x or out = A x + zz */
+#define CSRK_OUTPUTS(ROWS, ...) \
   do { \
-    if (!dperm && !zz) CSRK_NEST(ROWS, r, sum, __VA_ARGS__); \
-    else if (!dperm) CSRK_NEST(ROWS, r, zz[r] + sum, __VA_ARGS__); \
-    else if (!zz) CSRK_NEST(ROWS, dperm[r], sum, __VA_ARGS__); \
-    else CSRK_NEST(ROWS, dperm[r], zz[dperm[r]] + sum, __VA_ARGS__); \
+    if (!zz) CSRK_NEST(ROWS, sum, __VA_ARGS__); \
+    else CSRK_NEST(ROWS, zz[r] + sum, __VA_ARGS__); \
   } while (0)
 
 /* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
@@ -89,16 +86,15 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
     const CSRKIdx *restrict     pp     = st->patptr;
     const int32_t *restrict     po     = st->patoff;
     const PetscScalar *restrict va = st->val, *restrict xx = x;
-    /* renumbered layout: the product goes to ywork in the internal order; rowperm layout: to y through perm */
-    PetscScalar *restrict       out   = st->ywork ? st->ywork : y;
-    const CSRKIdx *restrict     dperm = st->ywork ? NULL : perm;
-    const PetscScalar *restrict zz    = st->ywork ? NULL : z;
+    /* a reordered copy forms the product in the internal order, in ywork, and adds z when it gathers it into y */
+    PetscScalar *restrict       out = st->ywork ? st->ywork : y;
+    const PetscScalar *restrict zz  = st->ywork ? NULL : z;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
     if (st->xwork) {
-      /* renumbered layout: x in the internal order; every thread needs all of it */
+      /* reordered copy: x in the internal order; every thread needs all of it */
       for (PetscInt r = r0; r < r1; r++) {
         if (r + CSRK_GATHER_AHEAD < r1) __builtin_prefetch(x + perm[r + CSRK_GATHER_AHEAD]);
         st->xwork[r] = x[perm[r]];
@@ -109,10 +105,10 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
       xx = st->xwork;
     }
     if (st->nodesz) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
-    else if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, r, sum, 0);
-    else if (rowpat) CSRK_PLACEMENTS(CSRK_PATTERN_ROWS, 0);
-    else if (co) CSRK_PLACEMENTS(CSRK_ROWS, 1, int16_t, co);
-    else CSRK_PLACEMENTS(CSRK_ROWS, 0, CSRKIdx, cj);
+    else if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);
+    else if (rowpat) CSRK_OUTPUTS(CSRK_PATTERN_ROWS, 0);
+    else if (co) CSRK_OUTPUTS(CSRK_ROWS, 1, int16_t, co);
+    else CSRK_OUTPUTS(CSRK_ROWS, 0, CSRKIdx, cj);
     if (st->ywork) {
       /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
       const CSRKIdx *restrict     ip = st->iperm;

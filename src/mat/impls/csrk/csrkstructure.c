@@ -119,10 +119,11 @@ static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
    later multiply: this places the pages where the kernel reads them. Reordered rows come from random places: their
    row pointers, then their entries, then the new numbers of their columns are prefetched some rows ahead. Also saves
    the start of each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the
-   internal number of each user's row, NULL for the natural ordering; renumber: the stored column indices are iperm[]
-   of the user's). A renumbered copy with st->coloff allocated (and no st->colidx) stores the 16-bit offsets from the
-   diagonal directly, without a 32-bit copy to convert: they are meaningful only if the bandwidth it gives fits. */
-static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm, PetscBool renumber)
+   internal number of each user's row, NULL for the natural ordering; the stored column indices of a reordered copy
+   are iperm[] of the user's). A reordered copy with st->coloff allocated (and no st->colidx) stores the 16-bit
+   offsets from the diagonal directly, without a 32-bit copy to convert: they are meaningful only if the bandwidth it
+   gives fits. */
+static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
 {
   const PetscInt ahead = CSRKPrefetchRows(st);
   PetscInt       bw    = 0;
@@ -172,16 +173,11 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
             co[dst + q]      = (int16_t)d;
             bw               = PetscMax(bw, PetscAbsInt(d));
           }
-        else if (renumber)
+        else
           for (PetscInt q = 0; q < len; q++) {
             const CSRKIdx c = iperm[sj[q]];
             cj[dst + q]     = c;
             bw              = PetscMax(bw, PetscAbsInt(r - (PetscInt)c));
-          }
-        else
-          for (PetscInt q = 0; q < len; q++) {
-            cj[dst + q] = (CSRKIdx)sj[q];
-            bw          = PetscMax(bw, PetscAbsInt(r - (PetscInt)iperm[sj[q]]));
           }
         if (xw) xw[r] = 0.0;
       }
@@ -262,26 +258,6 @@ static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const 
    a reordering only adds the gather and scatter of the vectors */
 #define CSRK_GPU_CACHED_BYTES (16.0 * 1024 * 1024)
 
-/* One setting of the levels and sizes */
-typedef struct {
-  PetscInt k, sr, ssr;
-} CSRKSizes;
-
-/* Makes st use the setting c: levels and thread partition (the arrays do not depend on it, but for the row slices,
-   which never cross a super-row: their interleaved values are written again) */
-static PetscErrorCode CSRKApplySizes(MatCSRKStructure *st, CSRKSizes c, PetscInt ngroups, const PetscInt *groupptr)
-{
-  PetscFunctionBegin;
-  st->k        = c.k;
-  st->sr_size  = c.sr;
-  st->ssr_size = c.ssr;
-  PetscCall(CSRKLevels(st, ngroups, groupptr));
-  PetscCall(PetscFree(st->tstart));
-  PetscCall(CSRKPartitionThreads(st));
-  if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* *best lowered to the fastest of reps consecutive timed products of st */
 static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
 {
@@ -303,67 +279,6 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
   *best = PETSC_MAX_REAL;
   PetscCall(MatCSRKMultKernel(st, x, NULL, y));
   PetscCall(CSRKBestOf(st, x, y, reps, best));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#define CSRK_TUNE_REPS 3
-
-/*
-   -mat_csrk_tune search: times a few settings of (k, super-row size, super-super-row size) on the structure just built
-   and keeps the fastest. All settings share the ordering, the row order and so the arrays: a candidate is only its
-   super-row pointers and its thread partition, so the search costs its products (1 + CSRK_TUNE_REPS each, the best
-   of the timed ones counts). The candidates are the model's choice (first: it wins ties), plain CSR, super-rows of
-   32 to 1536 rows and three CSR-3 shapes, with the model's caps (at least 8 units per thread, whole blocks) and the
-   sizes the user set kept. The pages stay where the fill placed them, with the model's partition; a chosen partition
-   differs from it by a few super-rows at each thread boundary.
-*/
-static PetscErrorCode CSRKTuneSearch(Mat A, MatCSRKStructure *st, const MatCSRKOptions *opt, PetscInt bs, PetscInt ngroups, const PetscInt *groupptr)
-{
-  const CSRKSizes list[] = {{1, 96, 1}, {2, 32, 1}, {2, 96, 1}, {2, 384, 1}, {2, 1536, 1}, {3, 32, 8}, {3, 16, 32}, {3, 64, 16}};
-  const PetscInt  nlist = (PetscInt)(sizeof(list) / sizeof(list[0])), cap = PetscMax(st->m / (8 * PetscMax(st->nthreads, 1)), 1);
-  CSRKSizes       cand[1 + sizeof(list) / sizeof(list[0])];
-  PetscInt        ncand = 0, best = 0;
-  PetscScalar    *x, *y;
-  PetscLogDouble  t0, t1, tbest = PETSC_MAX_REAL, tmodel = 0;
-
-  PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  bs              = PetscMax(bs, 1);
-  cand[ncand++]   = (CSRKSizes){st->k, st->sr_size, st->ssr_size}; /* the model's, or the user's */
-  for (PetscInt i = 0; i < nlist; i++) {
-    CSRKSizes c = list[i];
-    PetscBool dup = PETSC_FALSE;
-    if (opt->sr_size > 0) c.sr = opt->sr_size;
-    if (opt->ssr_size > 0 && c.k == 3) c.ssr = opt->ssr_size;
-    if (opt->sr_size <= 0) c.sr = PetscMax(bs, (PetscMin(c.sr, c.k == 3 ? PetscMax(cap / PetscMax(c.ssr, 1), 1) : cap) / bs) * bs);
-    if (opt->ssr_size <= 0 && c.k == 3) c.ssr = PetscMax(1, PetscMin(c.ssr, cap / c.sr));
-    if (c.k < 3) c.ssr = 1;
-    for (PetscInt j = 0; j < ncand; j++) dup = (PetscBool)(dup || (cand[j].k == c.k && (c.k == 1 || (cand[j].sr == c.sr && cand[j].ssr == c.ssr))));
-    if (!dup) cand[ncand++] = c;
-  }
-  PetscCall(PetscMalloc2(st->n, &x, st->m, &y));
-  for (PetscInt i = 0; i < st->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  for (PetscInt c = 0; c < ncand; c++) {
-    PetscLogDouble t;
-    if (c) PetscCall(CSRKApplySizes(st, cand[c], ngroups, groupptr));
-    PetscCall(CSRKTimeProducts(st, x, y, CSRK_TUNE_REPS, &t));
-    PetscCall(PetscInfo(A, "Tune search: k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", super-super-row size %" PetscInt_FMT ": %g us\n", cand[c].k, cand[c].sr, cand[c].ssr, 1e6 * t));
-    if (!c) tmodel = t;
-    if (t < tbest) {
-      tbest = t;
-      best  = c;
-    }
-  }
-  PetscCall(PetscFree2(x, y));
-  if (st->k != cand[best].k || st->sr_size != cand[best].sr || st->ssr_size != cand[best].ssr) PetscCall(CSRKApplySizes(st, cand[best], ngroups, groupptr));
-  PetscCall(PetscTime(&t1));
-  st->tuning     = MAT_CSRK_TUNING_SEARCH;
-  st->ncand      = ncand;
-  st->tune_time  = t1 - t0;
-  st->tune_model = tmodel;
-  st->tune_best  = tbest;
-  PetscCall(PetscInfo(A, "Tune search chose k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", super-super-row size %" PetscInt_FMT " of %" PetscInt_FMT " settings: %g us against %g us for the setting before the search (the model's or the user's); search %g s\n", st->k, st->sr_size, st->ssr_size, ncand,
-                      1e6 * tbest, 1e6 * tmodel, st->tune_time));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -580,22 +495,22 @@ typedef struct {
   PetscBool patterns;  /* row patterns, where the rows let them */
 } CSRKIndexPlan;
 
-/* 16-bit column offsets need the stored columns in the rows' own numbering (not the user's columns of the rowperm
-   layout) and every entry within CSRK_COLOFF_MAX of the diagonal there; the GPU type uploads the 32-bit columns. They
-   save bytes, which pays where the threads together are bound by the memory; one thread in the natural order runs the
-   AIJ loop over the AIJ arrays instead, which measured faster than the offsets there, while a reordered copy gains from
-   them on one thread too. Row patterns replace the indices of either width under the same conditions; one thread in
-   the natural order keeps the AIJ loop, also faster than the pattern loop on one core, unless the rows make slices
-   (checked once the slices are found). Measurements: docs/design.md, docs/performance.md. */
+/* 16-bit column offsets need every entry within CSRK_COLOFF_MAX of the diagonal in the stored numbering; the GPU
+   type uploads the 32-bit columns. They save bytes, which pays where the threads together are bound by the memory;
+   one thread in the natural order runs the AIJ loop over the AIJ arrays instead, which measured faster than the
+   offsets there, while a reordered copy gains from them on one thread too. Row patterns replace the indices of either
+   width under the same conditions; one thread in the natural order keeps the AIJ loop, also faster than the pattern
+   loop on one core, unless the rows make slices (checked once the slices are found). Measurements: docs/design.md,
+   docs/performance.md. */
 static void CSRKPlanIndices(const MatCSRKOptions *opt, const MatCSRKStructure *st, CSRKIndexPlan *plan)
 {
   plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(opt->compress && !opt->gpu && (!st->perm || st->layout == MAT_CSRK_LAYOUT_RENUMBERED) && !plan->onethread);
+  plan->compress  = (PetscBool)(opt->compress && !opt->gpu && !plan->onethread);
   plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
 }
 
 /* The arrays the kernels read where they are not the AIJ's own, first touched by the thread that multiplies with them
-   (CSRKFill()), and x and y in the internal order for the renumbered layout; *iperm is handed to the structure where
+   (CSRKFill()), and x and y in the internal order for a reordered copy; *iperm is handed to the structure where
    the product needs it, else freed. Also the bandwidth in the stored numbering. */
 static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, CSRKIdx **iperm)
 {
@@ -609,17 +524,17 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKInde
     if (direct) PetscCall(PetscMalloc1(st->nnz, &st->coloff));
     else if (!plan->compress || st->bw_before > CSRK_COLOFF_MAX) PetscCall(PetscMalloc1(st->nnz, &st->colidx));
     PetscCall(PetscMalloc1(st->nnz, &st->val));
-    if (st->perm && st->layout == MAT_CSRK_LAYOUT_RENUMBERED) {
+    if (st->perm) {
       PetscCall(PetscMalloc1(st->n, &st->xwork));
       CSRKAdviseHuge(st->xwork, sizeof(PetscScalar) * (size_t)st->n);
+      PetscCall(PetscMalloc1(st->m, &st->srcptr));
     }
-    if (st->perm) PetscCall(PetscMalloc1(st->m, &st->srcptr));
-    PetscCall(CSRKFill(st, ai, aj, aa, *iperm, (PetscBool)(st->layout == MAT_CSRK_LAYOUT_RENUMBERED)));
+    PetscCall(CSRKFill(st, ai, aj, aa, *iperm));
     if (direct && st->bw_after > CSRK_COLOFF_MAX) {
       PetscCall(PetscInfo(A, "Bandwidth %" PetscInt_FMT " after the ordering exceeds the 16-bit offsets: filled again with 32-bit columns\n", st->bw_after));
       PetscCall(PetscFree(st->coloff));
       PetscCall(PetscMalloc1(st->nnz, &st->colidx));
-      PetscCall(CSRKFill(st, ai, aj, aa, *iperm, PETSC_TRUE));
+      PetscCall(CSRKFill(st, ai, aj, aa, *iperm));
     }
     if (st->xwork) {
       /* the product is formed in the internal order and gathered into y through iperm: random reads, which overlap,
@@ -674,19 +589,18 @@ static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSR
     st->index_bytes = sizeof(int16_t);
     PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
   } else if (plan->compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
-  else if (opt->compress && !opt->gpu && !st->perm) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
-  else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: the rowperm layout stores the user's column numbers\n"));
+  else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Row nodes (csrknodes.c): one thread over column indices with the rows in their own order (natural, or a reordered
-   copy's renumbered layout; the rowperm layout writes through a permutation), no patterns */
+/* Row nodes (csrknodes.c): one thread over column indices (natural order, or a reordered copy's renumbered rows), no
+   patterns */
 static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
 {
   PetscInt nnoderows;
 
   PetscFunctionBegin;
-  if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat || (st->perm && !st->ywork)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
   PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -739,7 +653,6 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   st->n         = n;
   st->nnz       = ai[m];
   st->k         = opt->k;
-  st->layout    = opt->layout;
   st->ordering  = opt->ordering;
   st->nthreads  = MatCSRKKernelThreads(opt, ai[m]);
   st->bw_before = bw_before;
@@ -760,7 +673,6 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
-  if (opt->tune == MAT_CSRK_TUNING_SEARCH && !opt->gpu) PetscCall(CSRKTuneSearch(A, st, opt, bs, ngroups, groupptr));
   PetscCall(PetscFree(groupptr));
   CSRKCountBytes(st);
   /* the natural-order build inside the check does not come back here (no auto ordering) */

@@ -297,8 +297,6 @@ static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
   if (A->assembled) PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
   info->k        = ((Mat_SeqCSRK *)A->spptr)->opt.k;
   info->ordering = MAT_CSRK_ORDERING_NATURAL;
-  info->layout   = MAT_CSRK_LAYOUT_RENUMBERED;
-  info->tuning   = MAT_CSRK_TUNING_MODEL;
   info->index_bytes = 4;
   if (d) {
     info->sr_size     = d->sr;
@@ -485,8 +483,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    Notes:
    The device copy is made on the device from the AIJ arrays (what `MATSEQAIJCUSPARSE` uploads), in the user's
-   ordering: `-mat_csrk_ordering` and `-mat_csrk_layout` apply only to the host products (host vectors, or the matrix
-   bound to the CPU with `MatBindToCPU()`).
+   ordering: `-mat_csrk_ordering` applies only to the host products (host vectors, or the matrix bound to the CPU with
+   `MatBindToCPU()`).
 
    Level: beginner
 

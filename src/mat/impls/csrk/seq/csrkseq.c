@@ -189,7 +189,6 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   else if (A->assembled && sp->st && !sp->stale && sp->nzstate == A->nonzerostate) st = sp->st;
   info->k        = sp->opt.k;
   info->ordering = sp->opt.ordering;
-  info->layout   = sp->opt.layout;
   if (st) {
     info->k          = st->k;
     info->sr_size    = st->sr_size;
@@ -197,14 +196,11 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->nsr        = st->nsr;
     info->nssr       = st->nssr;
     info->ordering   = st->ordering;
-    info->layout     = st->layout;
     info->bw_before  = st->bw_before;
     info->bw_after   = st->bw_after;
     info->nthreads   = st->nthreads;
     info->build_time = st->build_time;
     info->bytes      = st->bytes;
-    info->tuning      = st->tuning;
-    info->ncandidates = st->ncand;
     info->index_bytes = st->index_bytes;
     info->npatterns   = st->rowpat ? st->npat : 0;
     info->nsliced     = st->sval ? st->nsliced : 0;
@@ -348,8 +344,6 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
 .  -mat_csrk_sr_size <n> - rows per super-row (default from the tuning rule)
 .  -mat_csrk_ssr_size <n> - super-rows per super-super-row
 .  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure
-.  -mat_csrk_layout <renumbered,rowperm> - storage of a reordered matrix
-.  -mat_csrk_tune <model,search> - sizes from the model or from timed candidates
 .  -mat_csrk_compress_indices <bool> - column indices as 16-bit offsets from the diagonal where they fit
 -  -mat_csrk_threads <n> - OpenMP threads of the kernels
 
