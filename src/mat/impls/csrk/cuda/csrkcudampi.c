@@ -140,13 +140,33 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
 {
   const struct _MatOps *base;
   Mat                   Ad;
-  PetscBool             cong, missing = PETSC_TRUE;
+  PetscBool             cong;
+  PetscMPIInt           missing = 1;
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
   PetscCall(MatHasCongruentLayouts(A, &cong));
-  if (cong && Ad && A->assembled) PetscCall(MatMissingDiagonal(Ad, &missing, NULL));
-  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &missing, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)A)));
+  if (cong && Ad && A->assembled) {
+    const PetscInt *ai, *aj;
+    PetscScalar    *aa;
+    PetscMemType    mt;
+    PetscInt        m;
+
+    /* the columns of each row are sorted: a binary search for the diagonal */
+    PetscCall(MatGetLocalSize(Ad, &m, NULL));
+    PetscCall(MatSeqAIJGetCSRAndMemType(Ad, &ai, &aj, &aa, &mt));
+    missing = 0;
+    for (PetscInt i = 0; i < m && !missing; i++) {
+      PetscInt lo = ai[i], hi = ai[i + 1];
+      while (lo < hi) {
+        const PetscInt mid = lo + (hi - lo) / 2;
+        if (aj[mid] < i) lo = mid + 1;
+        else hi = mid;
+      }
+      missing = (PetscMPIInt)(lo == ai[i + 1] || aj[lo] != i);
+    }
+  }
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
   if (!missing) {
     PetscCall(MatShift(Ad, a));
     PetscFunctionReturn(PETSC_SUCCESS);
