@@ -8,7 +8,8 @@
 # aijcusparse sellcuda csrkcuda; cpu: NP ranks of one thread, types aij sell csrk; TYPES replaces them, an entry
 # type/-option/value adding options to the type), REPS times interleaved, under
 # -log_view. Prints one table (best solve time of the repetitions) and writes $OUT/apps-<mode>.csv; the logs go to
-# $OUT/apps-logs/. APPS=ex45,ex5 runs a subset; APPS_SIZE=small runs sizes for a 2-core machine.
+# $OUT/apps-logs/. APPS=ex45,ex5 runs a subset; APPS_SIZE=small runs sizes for a 2-core machine; EX45_ITS sets
+# the iterations of ex45 (a short solve).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-cpu}
@@ -47,11 +48,11 @@ if [ "$mode" = gpu ]; then
   types=${TYPES:-aijcusparse sellcuda csrkcuda}
   vec="-dm_vec_type cuda"
   # sizes as in the issue that set the targets (H100/H200)
-  ex45n=${EX45_N:-256} ex45its=300 bkn=150 ex5n=2048 ex19n=513 ex56ne=39
+  ex45n=${EX45_N:-256} ex45its=${EX45_ITS:-300} bkn=150 ex5n=2048 ex19n=513 ex56ne=39
 else
   types=${TYPES:-aij sell csrk}
   vec=""
-  ex45n=${EX45_N:-160} ex45its=200 bkn=100 ex5n=1024 ex19n=257 ex56ne=47
+  ex45n=${EX45_N:-160} ex45its=${EX45_ITS:-200} bkn=100 ex5n=1024 ex19n=257 ex56ne=47
   if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23; fi
 fi
 
