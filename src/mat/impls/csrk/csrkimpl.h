@@ -78,7 +78,7 @@ typedef struct {
   MatCSRKTuning   tuning;   /* how k and the sizes were chosen */
   PetscInt        ncand;    /* settings timed by the search */
   PetscLogDouble  tune_time, tune_model, tune_best; /* the search, a product with the model's and the chosen sizes */
-  PetscInt        bw_before, bw_after;
+  PetscInt        bw_before, bw_after; /* -1: not computed (natural order, where the build does not need it) */
   PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;
 } MatCSRKStructure;
@@ -170,9 +170,11 @@ typedef struct {
   uint16_t *rowpat; /* m, NULL when the rows do not fit the dictionary */
   CSRKIdx  *patptr;
   int32_t  *patoff;
+  PetscInt  bw; /* the bandwidth of the rows when they all fit the dictionary, else -1 */
 } MatCSRKRowPatterns;
-PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, MatCSRKRowPatterns *);
-PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *);
+PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, PetscBool, MatCSRKRowPatterns *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *, PetscBool);
+PETSC_INTERN PetscErrorCode MatCSRKStructureComputeBandwidth(Mat, MatCSRKStructure *);
 /* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
 #define CSRK_SLICE 8
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);

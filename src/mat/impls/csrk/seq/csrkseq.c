@@ -191,6 +191,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   info->ordering = sp->opt.ordering;
   info->layout   = sp->opt.layout;
   if (st) {
+    PetscCall(MatCSRKStructureComputeBandwidth(A, st));
     info->k          = st->k;
     info->sr_size    = st->sr_size;
     info->ssr_size   = st->ssr_size;
