@@ -22,7 +22,9 @@
 #define CSRK_PATTERN_SLOTS 16384
 /* Patterns a row is compared with before the hash table: the last ones seen */
 #define CSRK_PATTERN_RECENT 4
-/* Rows between two looks at whether another thread gave up */
+/* Rows tested together for the previous row's pattern */
+#define CSRK_PATTERN_BLOCK 8
+/* Rows (a block of rows counts as one) between two looks at whether another thread gave up */
 #define CSRK_PATTERN_POLL 4096
 
 /* One thread's dictionary, then the merged one */
@@ -74,6 +76,25 @@ static inline PetscBool CSRKRowIsPattern(const CSRKPatternTable *tb, PetscInt p,
   return (PetscBool)!diff;
 }
 
+/* whether the CSRK_PATTERN_BLOCK rows from r all have the pattern of row r - 1, of len entries: the same lengths, and
+   each entry one more than the entry len places before it (16-bit offsets: equal to it). One test over their entries,
+   blind to the rows' boundaries, which are checked apart: cheaper than a test per row. */
+static inline PetscBool CSRKRowsRepeat(const CSRKIdx *rp, const PetscInt *aj, const int16_t *co, const CSRKIdx *cj, PetscInt r, CSRKIdx len)
+{
+  const CSRKIdx e0 = rp[r - 1], ne = CSRK_PATTERN_BLOCK * len;
+  int32_t       diff = 0;
+
+  for (PetscInt i = 0; i < CSRK_PATTERN_BLOCK; i++) diff |= (rp[r + i + 1] - rp[r + i]) ^ len;
+  if (diff) return PETSC_FALSE;
+  if (aj)
+    for (CSRKIdx e = e0; e < e0 + ne; e++) diff |= (int32_t)(aj[e + len] - aj[e] - 1);
+  else if (co)
+    for (CSRKIdx e = e0; e < e0 + ne; e++) diff |= (int32_t)(co[e + len] ^ co[e]);
+  else
+    for (CSRKIdx e = e0; e < e0 + ne; e++) diff |= cj[e + len] - cj[e] - 1;
+  return (PetscBool)!diff;
+}
+
 /* Numbers the rows [r0, r1) of one thread in its dictionary my (rowpat[]). Stops early, setting *fail (atomically:
    the other threads look at it every CSRK_PATTERN_POLL rows and stop too), when a row does not fit the dictionary (1),
    or, with slices (one thread only), once the rows in runs of CSRK_SLICE or more rows with one pattern can no longer
@@ -108,7 +129,8 @@ static void CSRKNumberRows(CSRKPatternTable *my, const MatCSRKStructure *st, con
         return;
       }
     }
-    /* most rows have the previous row's pattern: compared in place, without a copy or a hash */
+    /* most rows have the previous row's pattern: compared in place, without a copy or a hash, and the rows after a
+       row that has it tested a block at a time */
     if (len == olen) {
       int32_t diff = 0;
       if (aj)
@@ -120,6 +142,11 @@ static void CSRKNumberRows(CSRKPatternTable *my, const MatCSRKStructure *st, con
       if (!diff) {
         rowpat[r] = (uint16_t)recent[0];
         run++;
+        while (r + 1 + CSRK_PATTERN_BLOCK <= r1 && CSRKRowsRepeat(rp, aj, co, cj, r + 1, len)) {
+          for (i = 1; i <= CSRK_PATTERN_BLOCK; i++) rowpat[r + i] = (uint16_t)recent[0];
+          run += CSRK_PATTERN_BLOCK;
+          r += CSRK_PATTERN_BLOCK;
+        }
         continue;
       }
     }
