@@ -202,8 +202,10 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
   CSRKPatternTable *tb;
   PetscInt        **remap, fail = 0, entries;
   uint16_t         *rowpat;
+  PetscLogDouble    t0, t1;
 
   PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
   PetscCall(PetscMemzero(pat, sizeof(*pat)));
   pat->bw = -1;
   if (!st->m || (!aj && !st->coloff && !st->colidx)) PetscFunctionReturn(PETSC_SUCCESS);
@@ -261,9 +263,11 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
     PetscCall(PetscArraycpy(pat->patoff, all->off, entries));
     pat->rowpat = rowpat;
     rowpat      = NULL;
-    PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero\n", pat->npat, entries, (double)(8 * index_bytes)));
-  } else if (fail == 2) PetscCall(PetscInfo(A, "Column indices kept: too few rows in runs of %d with one pattern for row slices, the only use of row patterns on one thread in the natural order\n", CSRK_SLICE));
-  else PetscCall(PetscInfo(A, "Column indices kept: %s\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes"));
+  }
+  PetscCall(PetscTime(&t1));
+  if (pat->rowpat) PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero (%g s)\n", pat->npat, entries, (double)(8 * index_bytes), t1 - t0));
+  else if (fail == 2) PetscCall(PetscInfo(A, "Column indices kept: too few rows in runs of %d with one pattern for row slices, the only use of row patterns on one thread in the natural order (%g s)\n", CSRK_SLICE, t1 - t0));
+  else PetscCall(PetscInfo(A, "Column indices kept: %s (%g s)\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes", t1 - t0));
   for (PetscInt t = 0; t < T; t++) PetscCall(PetscFree(remap[t]));
   PetscCall(PetscFree(remap));
   PetscCall(PetscFree(rowpat));

@@ -678,16 +678,19 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKInde
 /* Row slices (csrkslices.c) where at least half of the rows make them, counted before anything is allocated */
 static PetscErrorCode CSRKChooseSlices(Mat A, MatCSRKStructure *st)
 {
-  PetscInt nsliced;
+  PetscInt       nsliced;
+  PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
   if (2 * nsliced >= st->m) {
     PetscCall(PetscMalloc1(st->nnz, &st->sval));
     if (st->nthreads == 1) CSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
     PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
   }
-  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s (%g s)\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used", t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -725,12 +728,15 @@ static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSR
    copy's renumbered layout; the rowperm layout writes through a permutation), no patterns */
 static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
 {
-  PetscInt nnoderows;
+  PetscInt       nnoderows;
+  PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat || (st->perm && !st->ywork)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
-  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
