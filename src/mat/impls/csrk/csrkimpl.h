@@ -72,7 +72,7 @@ typedef struct {
   PetscInt       *tstart;
   /* statistics */
   PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
-  PetscInt        bw_before, bw_after;
+  PetscInt        bw_before, bw_after; /* -1: not computed (natural order, where the build does not need it) */
   PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;
 } MatCSRKStructure;
@@ -173,9 +173,11 @@ typedef struct {
   uint16_t *rowpat; /* m, NULL when the rows do not fit the dictionary */
   CSRKIdx  *patptr;
   int32_t  *patoff;
+  PetscInt  bw; /* the bandwidth of the rows when they all fit the dictionary, else -1 */
 } MatCSRKRowPatterns;
-PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, MatCSRKRowPatterns *);
-PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *);
+PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, PetscBool, MatCSRKRowPatterns *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *, PetscBool);
+PETSC_INTERN PetscErrorCode MatCSRKStructureComputeBandwidth(Mat, MatCSRKStructure *);
 /* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
 #define CSRK_SLICE 8
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);

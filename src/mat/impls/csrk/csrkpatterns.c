@@ -20,7 +20,11 @@
 #define CSRK_PATTERN_MAX_ENTRIES 8192
 /* Slots of a dictionary's hash table: a power of 2 over twice the most patterns it can hold */
 #define CSRK_PATTERN_SLOTS 16384
-/* Rows between two looks at whether another thread gave up */
+/* Patterns a row is compared with before the hash table: the last ones seen */
+#define CSRK_PATTERN_RECENT 4
+/* Rows tested together for the previous row's pattern */
+#define CSRK_PATTERN_BLOCK 8
+/* Rows (a block of rows counts as one) between two looks at whether another thread gave up */
 #define CSRK_PATTERN_POLL 4096
 
 /* One thread's dictionary, then the merged one */
@@ -55,25 +59,157 @@ static PetscInt CSRKPatternFind(CSRKPatternTable *tb, const int32_t *off, PetscI
   return tb->npat++;
 }
 
+/* whether the row of len entries at q0 of the source (the AIJ columns aj of row r, else 16-bit offsets co, else 32-bit
+   columns cj in the rows' numbering) has pattern p of tb */
+static inline PetscBool CSRKRowIsPattern(const CSRKPatternTable *tb, PetscInt p, const PetscInt *aj, const int16_t *co, const CSRKIdx *cj, CSRKIdx q0, CSRKIdx len, PetscInt r)
+{
+  const int32_t *o    = tb->off + tb->start[p];
+  int32_t        diff = 0;
+
+  if (tb->start[p + 1] - tb->start[p] != len) return PETSC_FALSE;
+  if (aj)
+    for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(aj[q0 + j] - r) ^ o[j];
+  else if (co)
+    for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)co[q0 + j] ^ o[j];
+  else
+    for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(cj[q0 + j] - (CSRKIdx)r) ^ o[j];
+  return (PetscBool)!diff;
+}
+
+/* whether the CSRK_PATTERN_BLOCK rows from r all have the pattern of row r - 1, of len entries: the same lengths, and
+   each entry one more than the entry len places before it (16-bit offsets: equal to it). One test over their entries,
+   blind to the rows' boundaries, which are checked apart: cheaper than a test per row. */
+static inline PetscBool CSRKRowsRepeat(const CSRKIdx *rp, const PetscInt *aj, const int16_t *co, const CSRKIdx *cj, PetscInt r, CSRKIdx len)
+{
+  const CSRKIdx e0 = rp[r - 1], ne = CSRK_PATTERN_BLOCK * len;
+  int32_t       diff = 0;
+
+  for (PetscInt i = 0; i < CSRK_PATTERN_BLOCK; i++) diff |= (rp[r + i + 1] - rp[r + i]) ^ len;
+  if (diff) return PETSC_FALSE;
+  if (aj)
+    for (CSRKIdx e = e0; e < e0 + ne; e++) diff |= (int32_t)(aj[e + len] - aj[e] - 1);
+  else if (co)
+    for (CSRKIdx e = e0; e < e0 + ne; e++) diff |= (int32_t)(co[e + len] ^ co[e]);
+  else
+    for (CSRKIdx e = e0; e < e0 + ne; e++) diff |= cj[e + len] - cj[e] - 1;
+  return (PetscBool)!diff;
+}
+
+/* Numbers the rows [r0, r1) of one thread in its dictionary my (rowpat[]). Stops early, setting *fail (atomically:
+   the other threads look at it every CSRK_PATTERN_POLL rows and stop too), when a row does not fit the dictionary (1),
+   or, with slices (one thread only), once the rows in runs of CSRK_SLICE or more rows with one pattern can no longer
+   make half of the rows (2): the row slices (csrkslices.c), which never hold more, would then not be used, and one
+   thread keeps the patterns only for them. */
+static void CSRKNumberRows(CSRKPatternTable *my, const MatCSRKStructure *st, const PetscInt *aj, PetscInt r0, PetscInt r1, PetscBool slices, PetscInt *fail, uint16_t *rowpat)
+{
+  const CSRKIdx *rp = st->rowptr, *cj = st->colidx;
+  const int16_t *co = st->coloff;
+  const int32_t *o  = NULL; /* the offsets of recent[0], the previous row's pattern, of length olen */
+  int32_t        buf[CSRK_PATTERN_MAX_ENTRIES];
+  PetscInt       recent[CSRK_PATTERN_RECENT], i, poll = 0, run = 0, inruns = 0;
+  CSRKIdx        olen = -1;
+
+  for (i = 0; i < CSRK_PATTERN_RECENT; i++) recent[i] = -1;
+  for (PetscInt r = r0; r < r1; r++) {
+    const CSRKIdx q0 = rp[r], len = rp[r + 1] - q0;
+    PetscInt      p;
+    if (--poll < 0) {
+      PetscInt gaveup;
+      poll = CSRK_PATTERN_POLL;
+#if defined(_OPENMP)
+  #pragma omp atomic read
+#endif
+      gaveup = *fail;
+      if (gaveup) return;
+      if (slices && 2 * (inruns + run + r1 - r) < st->m) {
+#if defined(_OPENMP)
+  #pragma omp atomic write
+#endif
+        *fail = 2;
+        return;
+      }
+    }
+    /* most rows have the previous row's pattern: compared in place, without a copy or a hash, and the rows after a
+       row that has it tested a block at a time */
+    if (len == olen) {
+      int32_t diff = 0;
+      if (aj)
+        for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(aj[q0 + j] - r) ^ o[j];
+      else if (co)
+        for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)co[q0 + j] ^ o[j];
+      else
+        for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(cj[q0 + j] - (CSRKIdx)r) ^ o[j];
+      if (!diff) {
+        rowpat[r] = (uint16_t)recent[0];
+        run++;
+        while (r + 1 + CSRK_PATTERN_BLOCK <= r1 && CSRKRowsRepeat(rp, aj, co, cj, r + 1, len)) {
+          for (i = 1; i <= CSRK_PATTERN_BLOCK; i++) rowpat[r + i] = (uint16_t)recent[0];
+          run += CSRK_PATTERN_BLOCK;
+          r += CSRK_PATTERN_BLOCK;
+        }
+        continue;
+      }
+    }
+    /* then the few seen before it (the interior's around a boundary row, the other rows of a node), then the table */
+    for (i = 1; i < CSRK_PATTERN_RECENT && recent[i] >= 0; i++)
+      if (CSRKRowIsPattern(my, recent[i], aj, co, cj, q0, len, r)) break;
+    if (i < CSRK_PATTERN_RECENT && recent[i] >= 0) p = recent[i];
+    else {
+      p = -1;
+      if (len <= CSRK_PATTERN_MAX_ENTRIES) { /* longer rows fit no dictionary */
+        if (aj)
+          for (CSRKIdx j = 0; j < len; j++) buf[j] = (int32_t)(aj[q0 + j] - r);
+        else if (co)
+          for (CSRKIdx j = 0; j < len; j++) buf[j] = co[q0 + j];
+        else
+          for (CSRKIdx j = 0; j < len; j++) buf[j] = cj[q0 + j] - (CSRKIdx)r;
+        p = CSRKPatternFind(my, buf, len);
+      }
+      if (p < 0) {
+#if defined(_OPENMP)
+  #pragma omp atomic write
+#endif
+        *fail = 1;
+        return;
+      }
+      i = CSRK_PATTERN_RECENT - 1;
+    }
+    inruns += run - run % CSRK_SLICE;
+    run       = 1;
+    rowpat[r] = (uint16_t)p;
+    for (; i > 0; i--) recent[i] = recent[i - 1]; /* p first */
+    recent[0] = p;
+    o         = my->off + my->start[p];
+    olen      = my->start[p + 1] - my->start[p];
+  }
+}
+
 /*
   MatCSRKFindRowPatterns - the row patterns of the rows of st when the distinct rows fit the dictionary and they save
-  bytes against index_bytes per nonzero (pat->rowpat NULL otherwise). The rows are read from aj, the AIJ columns, for a
-  natural-order structure, else from st's 16-bit offsets or 32-bit columns in the rows' own numbering (aj NULL).
+  bytes against index_bytes per nonzero (0: 2 or 4, whether the dictionary's offsets fit 16 bits or not; pat->rowpat
+  NULL otherwise). The rows are read from aj, the AIJ columns, for a natural-order structure, else from st's 16-bit
+  offsets or 32-bit columns in the rows' own numbering (aj NULL). slices (one thread): the patterns are wanted only
+  with row slices, and the search stops once too few rows are left for them. pat->bw: the bandwidth of the rows when
+  they all fit the dictionary, else -1.
 
   Each thread numbers the patterns of its own rows (those it multiplies, which it also touches first) in its own
-  dictionary, trying the previous row's pattern before the hash table; the dictionaries are then merged and the rows
+  dictionary, trying the last patterns seen before the hash table; the dictionaries are then merged and the rows
   of the other threads renumbered.
 */
-PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const PetscInt *aj, PetscReal index_bytes, MatCSRKRowPatterns *pat)
+PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const PetscInt *aj, PetscReal index_bytes, PetscBool slices, MatCSRKRowPatterns *pat)
 {
   const PetscInt    T = st->nthreads;
   CSRKPatternTable *tb;
   PetscInt        **remap, fail = 0, entries;
   uint16_t         *rowpat;
+  PetscLogDouble    t0, t1;
 
   PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
   PetscCall(PetscMemzero(pat, sizeof(*pat)));
+  pat->bw = -1;
   if (!st->m || (!aj && !st->coloff && !st->colidx)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(!slices || T == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row patterns for row slices only: one thread");
   PetscCall(PetscCalloc1(T + 1, &tb)); /* tb[T]: the merged dictionary */
   PetscCall(PetscMalloc1(st->m, &rowpat));
   PetscCall(PetscCalloc1(T, &remap));
@@ -81,46 +217,12 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
   #pragma omp parallel num_threads((int)T)
 #endif
   {
-    PetscInt                t = 0, r0, r1, prev = -1;
-    const CSRKIdx *restrict rp = st->rowptr, *restrict cj = st->colidx;
-    const int16_t *restrict co = st->coloff;
-    CSRKPatternTable       *my;
-    int32_t                 buf[CSRK_PATTERN_MAX_ENTRIES];
+    PetscInt t = 0, r0, r1;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
 #endif
-    my = &tb[t];
     CSRKThreadRows(st, t, &r0, &r1);
-    for (PetscInt r = r0; r < r1; r++) {
-      const CSRKIdx q0 = rp[r], len = rp[r + 1] - q0;
-      PetscInt      p  = -1, gaveup;
-      if ((r - r0) % CSRK_PATTERN_POLL == 0) {
-#if defined(_OPENMP)
-  #pragma omp atomic read
-#endif
-        gaveup = fail;
-        if (gaveup) break;
-      }
-      if (len <= CSRK_PATTERN_MAX_ENTRIES) { /* longer rows fit no dictionary: p stays -1 */
-        if (aj)
-          for (CSRKIdx j = 0; j < len; j++) buf[j] = (int32_t)(aj[q0 + j] - r);
-        else if (co)
-          for (CSRKIdx j = 0; j < len; j++) buf[j] = co[q0 + j];
-        else
-          for (CSRKIdx j = 0; j < len; j++) buf[j] = cj[q0 + j] - (CSRKIdx)r;
-        if (prev >= 0 && my->start[prev + 1] - my->start[prev] == len && !memcmp(my->off + my->start[prev], buf, sizeof(int32_t) * (size_t)len)) p = prev;
-        else p = CSRKPatternFind(my, buf, len);
-      }
-      if (p < 0) {
-#if defined(_OPENMP)
-  #pragma omp atomic write
-#endif
-        fail = 1;
-        break;
-      }
-      rowpat[r] = (uint16_t)p;
-      prev      = p;
-    }
+    CSRKNumberRows(&tb[t], st, aj, r0, r1, slices, &fail, rowpat);
   }
   if (!fail) {
     /* merge into tb[T], thread 0's numbers first so that its rows keep theirs */
@@ -134,6 +236,11 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
     }
   }
   entries = tb[T].start[tb[T].npat];
+  if (!fail) {
+    pat->bw = 0;
+    for (PetscInt e = 0; e < entries; e++) pat->bw = PetscMax(pat->bw, PetscAbsInt((PetscInt)tb[T].off[e]));
+    if (index_bytes <= 0) index_bytes = pat->bw <= CSRK_COLOFF_MAX ? 2.0 : 4.0;
+  }
   /* the dictionary must save bytes: 2 per row and its offsets against the index bytes per nonzero */
   if (!fail && 2.0 * st->m + 4.0 * entries < index_bytes * st->nnz) {
     const CSRKPatternTable *all = &tb[T];
@@ -156,8 +263,11 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
     PetscCall(PetscArraycpy(pat->patoff, all->off, entries));
     pat->rowpat = rowpat;
     rowpat      = NULL;
-    PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero\n", pat->npat, entries, (double)(8 * index_bytes)));
-  } else PetscCall(PetscInfo(A, "Column indices kept: %s\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes"));
+  }
+  PetscCall(PetscTime(&t1));
+  if (pat->rowpat) PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero (%g s)\n", pat->npat, entries, (double)(8 * index_bytes), t1 - t0));
+  else if (fail == 2) PetscCall(PetscInfo(A, "Column indices kept: too few rows in runs of %d with one pattern for row slices, the only use of row patterns on one thread in the natural order (%g s)\n", CSRK_SLICE, t1 - t0));
+  else PetscCall(PetscInfo(A, "Column indices kept: %s (%g s)\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes", t1 - t0));
   for (PetscInt t = 0; t < T; t++) PetscCall(PetscFree(remap[t]));
   PetscCall(PetscFree(remap));
   PetscCall(PetscFree(rowpat));
@@ -168,14 +278,20 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
 /*
   MatCSRKStructureFindPatterns - replaces the column indices of a CPU structure by row patterns where they fit and
   save bytes (st unchanged otherwise); aj: the AIJ columns of a natural-order structure, which then needs no offsets
-  of its own, else NULL
+  of its own, else NULL; slices: the patterns are wanted only with row slices (one thread in the natural order). A
+  natural-order structure whose bandwidth was not computed takes it from the dictionary.
 */
-PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const PetscInt *aj)
+PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const PetscInt *aj, PetscBool slices)
 {
   MatCSRKRowPatterns pat;
+  PetscReal          index_bytes = 4.0; /* of the indices the patterns replace: 16-bit offsets where they exist or would fit */
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKFindRowPatterns(A, st, aj, st->coloff || (aj && st->bw_after <= CSRK_COLOFF_MAX) ? 2.0 : 4.0, &pat));
+  if (st->coloff) index_bytes = 2.0;
+  else if (aj && st->bw_after < 0) index_bytes = 0; /* from the dictionary */
+  else if (aj && st->bw_after <= CSRK_COLOFF_MAX) index_bytes = 2.0;
+  PetscCall(MatCSRKFindRowPatterns(A, st, aj, index_bytes, slices, &pat));
+  if (aj && st->bw_before < 0 && pat.bw >= 0) st->bw_before = st->bw_after = pat.bw;
   if (!pat.rowpat) PetscFunctionReturn(PETSC_SUCCESS);
   st->npat   = pat.npat;
   st->rowpat = pat.rowpat;

@@ -350,6 +350,18 @@ static void CSRKAdviseHuge(void *p, size_t bytes)
 #endif
 }
 
+/* Maps the pages of a fresh allocation that is about to be written whole, in one call, instead of a page fault at the
+   first write to each 4 KiB page: the faults were most of the cost of the row slices' copy of the values, itself most
+   of a natural-order build (docs/design.md, "Set-up budget"). A kernel older than Linux 5.14 refuses the advice and the
+   pages fault in as before. */
+static void CSRKPopulate(void *p, size_t bytes)
+{
+#if defined(MADV_POPULATE_WRITE)
+  const uintptr_t page = 4096, a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + bytes) & ~(page - 1);
+  if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#endif
+}
+
 /*
    MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
 */
@@ -363,7 +375,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKSt
 /* The ordering to build in: the one asked for, natural for a block that is not square, and for auto RCM where the
    nonzeros lie far from the diagonal on average (a random permutation gives m/3: x reads then miss the cache). RCM
    measured faster to build and to multiply than Band-k on this path (docs/design.md); *autorcm tells that auto
-   proposed it, to be checked on the matrix later. Also the bandwidth in the user's ordering, unless a caller knew it. */
+   proposed it, to be checked on the matrix later. The auto test also gives the bandwidth in the user's ordering. */
 static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
 {
   const PetscInt m = st->m;
@@ -384,10 +396,6 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
     }
     *autorcm = (PetscBool)(st->ordering == MAT_CSRK_ORDERING_RCM);
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)*autodist, m, MatCSRKOrderings[st->ordering]));
-  }
-  if (st->bw_before < 0) {
-    PetscReal dist;
-    MatCSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, &dist);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -462,7 +470,8 @@ static PetscErrorCode CSRKRowPointers(Mat A, MatCSRKStructure *st, const PetscIn
   st->shared = (PetscBool)(!st->perm && MatCSRKShareNatural(st->nthreads));
   if (st->shared) {
     PetscCall(MatCSRKStructureAttach(A, st));
-    for (PetscInt r = 0; r < m; r++) st->nonzerorows += ai[r + 1] > ai[r];
+    for (PetscInt r = 0; r < m; r++) nzr += ai[r + 1] > ai[r];
+    st->nonzerorows = nzr;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscMalloc1(m + 1, &st->rowptr));
@@ -509,6 +518,38 @@ static void CSRKPlanIndices(const MatCSRKOptions *opt, const MatCSRKStructure *s
   plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
 }
 
+/* The bandwidth in the user's ordering where the build needs it before the fill: for the 16-bit offsets, and with a
+   reordering (whose own passes cost far more). A natural-order structure without offsets learns it from its row
+   patterns, or when it is asked for (MatCSRKStructureComputeBandwidth()): the pass costs about an AIJ product, which
+   was a sixth of the natural-order build (docs/design.md, "Set-up budget"). */
+static void CSRKBandwidthBefore(MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *ai, const PetscInt *aj)
+{
+  PetscReal dist;
+
+  if (st->bw_before >= 0 || !(plan->compress || st->perm)) return;
+  MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
+}
+
+/*
+  MatCSRKStructureComputeBandwidth - the bandwidth of a structure (bw_before, bw_after), computed now from the AIJ
+  arrays of A where the build did not need it (natural order)
+*/
+PetscErrorCode MatCSRKStructureComputeBandwidth(Mat A, MatCSRKStructure *st)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+  PetscReal       dist;
+
+  PetscFunctionBegin;
+  if (st->bw_before >= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(!st->perm, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A reordered structure knows its bandwidth from its build");
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
+  st->bw_after = st->bw_before;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The arrays the kernels read where they are not the AIJ's own, first touched by the thread that multiplies with them
    (CSRKFill()), and x and y in the internal order for a reordered copy; *iperm is handed to the structure where
    the product needs it, else freed. Also the bandwidth in the stored numbering. */
@@ -552,15 +593,19 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKInde
 /* Row slices (csrkslices.c) where at least half of the rows make them, counted before anything is allocated */
 static PetscErrorCode CSRKChooseSlices(Mat A, MatCSRKStructure *st)
 {
-  PetscInt nsliced;
+  PetscInt       nsliced;
+  PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
   if (2 * nsliced >= st->m) {
     PetscCall(PetscMalloc1(st->nnz, &st->sval));
+    if (st->nthreads == 1) CSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
     PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
   }
-  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used"));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s (%g s)\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used", t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -570,7 +615,7 @@ static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSR
 {
   PetscFunctionBegin;
   st->index_bytes = sizeof(CSRKIdx);
-  if (plan->patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj));
+  if (plan->patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj, plan->onethread));
   if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
     if (opt->slices) PetscCall(CSRKChooseSlices(A, st));
     if (plan->onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
@@ -597,12 +642,15 @@ static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSR
    patterns */
 static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
 {
-  PetscInt nnoderows;
+  PetscInt       nnoderows;
+  PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
-  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used"));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -639,6 +687,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscLogDouble    t0, to, tf, t1;
   PetscReal         autodist;
   PetscBool         autorcm;
+  char              bw[64] = "not computed";
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
@@ -667,6 +716,7 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscCall(CSRKRowPointers(A, st, ai));
   PetscCall(CSRKPartitionThreads(st));
   CSRKPlanIndices(opt, st, &plan);
+  CSRKBandwidthBefore(st, &plan, ai, aj);
   PetscCall(CSRKFillArrays(A, st, &plan, ai, aj, aa, &iperm));
   PetscCall(CSRKChooseIndices(A, opt, st, &plan, aj));
   PetscCall(CSRKChooseNodes(A, opt, st));
@@ -681,8 +731,9 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   st->build_time = t1 - t0;
-  PetscCall(PetscInfo(A, "CSR-%" PetscInt_FMT " built: %" PetscInt_FMT " rows, %" PetscInt_FMT " super-rows, %" PetscInt_FMT " super-super-rows, ordering %s, bandwidth %" PetscInt_FMT " -> %" PetscInt_FMT ", %d threads, %g s (ordering %g s, arrays %g s)\n", st->k, m, st->nsr,
-                      st->nssr, MatCSRKOrderings[st->ordering], st->bw_before, st->bw_after, (int)st->nthreads, st->build_time, st->order_time, st->fill_time));
+  if (st->bw_before >= 0) PetscCall(PetscSNPrintf(bw, sizeof(bw), "%" PetscInt_FMT " -> %" PetscInt_FMT, st->bw_before, st->bw_after));
+  PetscCall(PetscInfo(A, "CSR-%" PetscInt_FMT " built: %" PetscInt_FMT " rows, %" PetscInt_FMT " super-rows, %" PetscInt_FMT " super-super-rows, ordering %s, bandwidth %s, %d threads, %g s (ordering %g s, arrays %g s)\n", st->k, m, st->nsr, st->nssr,
+                      MatCSRKOrderings[st->ordering], bw, (int)st->nthreads, st->build_time, st->order_time, st->fill_time));
   *out = st;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -190,6 +190,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   info->k        = sp->opt.k;
   info->ordering = sp->opt.ordering;
   if (st) {
+    PetscCall(MatCSRKStructureComputeBandwidth(A, st));
     info->k          = st->k;
     info->sr_size    = st->sr_size;
     info->ssr_size   = st->ssr_size;
