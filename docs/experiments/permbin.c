@@ -1,0 +1,53 @@
+/*
+   permbin - writes a randomly permuted copy P A P^T of a generated problem or a Matrix Market file as a PETSc binary
+   file, the matrix followed by a random right-hand side b (seeded: the same for every run), which PETSc's ksp ex10
+   reads with -f (docs/experiments/ex10rcm.sh).
+
+     permbin -problem lap3d7 -n 64 -permute 1 -o lap3d7-64.bin
+     permbin -f wing.mtx -permute 1 -o wing.bin          (-permute -1: the ordering of the input)
+
+   Built by ex10rcm.sh against lib/libcsrk.so (MatCSRKCreateProblem(), MatCSRKReadMatrixMarket(), MatCSRKPermuteRandom()).
+*/
+#include <petsccsrk.h>
+
+int main(int argc, char **argv)
+{
+  Mat         A;
+  Vec         b;
+  PetscViewer v;
+  PetscRandom rnd;
+  char        file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", out[PETSC_MAX_PATH_LEN] = "";
+  PetscInt    n = 64, seed = 1;
+  PetscBool   hasfile, hasout;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(MatCSRKRegister());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-o", out, sizeof(out), &hasout));
+  PetscCheck(hasout && out[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "-o <file> is required");
+  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
+  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
+  if (seed >= 0) {
+    Mat P;
+    PetscCall(MatCSRKPermuteRandom(A, seed, &P));
+    PetscCall(MatDestroy(&A));
+    A = P;
+  }
+  PetscCall(MatCreateVecs(A, NULL, &b));
+  PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  PetscCall(PetscRandomSetSeed(rnd, 7));
+  PetscCall(PetscRandomSeed(rnd));
+  PetscCall(VecSetRandom(b, rnd));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, out, FILE_MODE_WRITE, &v));
+  PetscCall(MatView(A, v));
+  PetscCall(VecView(b, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscFinalize());
+  return 0;
+}
