@@ -108,7 +108,17 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     sp->nzstate = A->nonzerostate;
     sp->stale   = PETSC_FALSE;
   }
-  if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
+  if (b->declined) {
+    /* the natural order was no faster than AIJ: the auto ordering's check of a reordering still comes, as it would
+       with the structure kept (a scrambled matrix gains by the reordering, not by the natural-order structure) */
+    if (!b->reorder || b->npattern < CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    b->declined = PETSC_FALSE;
+    PetscCall(CSRKBudgetReorder(A, sp));
+    if (!sp->st) {
+      b->declined = PETSC_TRUE;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   if (!sp->st) {
     MatCSRKOptions opt = sp->opt;
