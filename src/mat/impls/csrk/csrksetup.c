@@ -22,7 +22,7 @@
 #include "csrkimpl.h"
 
 #define CSRK_SETUP_BUDGET     0.05 /* fraction of the product time a set-up may spend (about 3 % of a CG solve's time) */
-#define CSRK_BUILD_PRODUCTS   8.0  /* expected cost of a build in the user's order, in AIJ products */
+#define CSRK_BUILD_PRODUCTS   7.0  /* expected cost of a build in the user's order, in AIJ products (docs/design.md) */
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
 #define CSRK_JUDGE_PRODUCTS   8    /* products with a new structure before it is compared with AIJ's product */
