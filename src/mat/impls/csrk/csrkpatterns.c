@@ -60,13 +60,11 @@ static PetscInt CSRKPatternFind(CSRKPatternTable *tb, const int32_t *off, PetscI
 }
 
 /* whether the row of len entries at q0 of the source (the AIJ columns aj of row r, else 16-bit offsets co, else 32-bit
-   columns cj in the rows' numbering) has pattern p of tb */
-static inline PetscBool CSRKRowIsPattern(const CSRKPatternTable *tb, PetscInt p, const PetscInt *aj, const int16_t *co, const CSRKIdx *cj, CSRKIdx q0, CSRKIdx len, PetscInt r)
+   columns cj in the rows' numbering) has the offsets o[0..len) */
+static inline PetscBool CSRKRowHasOffsets(const int32_t *o, const PetscInt *aj, const int16_t *co, const CSRKIdx *cj, CSRKIdx q0, CSRKIdx len, PetscInt r)
 {
-  const int32_t *o    = tb->off + tb->start[p];
-  int32_t        diff = 0;
+  int32_t diff = 0;
 
-  if (tb->start[p + 1] - tb->start[p] != len) return PETSC_FALSE;
   if (aj)
     for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(aj[q0 + j] - r) ^ o[j];
   else if (co)
@@ -74,6 +72,12 @@ static inline PetscBool CSRKRowIsPattern(const CSRKPatternTable *tb, PetscInt p,
   else
     for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(cj[q0 + j] - (CSRKIdx)r) ^ o[j];
   return (PetscBool)!diff;
+}
+
+/* whether that row has pattern p of tb */
+static inline PetscBool CSRKRowIsPattern(const CSRKPatternTable *tb, PetscInt p, const PetscInt *aj, const int16_t *co, const CSRKIdx *cj, CSRKIdx q0, CSRKIdx len, PetscInt r)
+{
+  return (PetscBool)(tb->start[p + 1] - tb->start[p] == len && CSRKRowHasOffsets(tb->off + tb->start[p], aj, co, cj, q0, len, r));
 }
 
 /* whether the CSRK_PATTERN_BLOCK rows from r all have the pattern of row r - 1, of len entries: the same lengths, and
@@ -131,24 +135,15 @@ static void CSRKNumberRows(CSRKPatternTable *my, const MatCSRKStructure *st, con
     }
     /* most rows have the previous row's pattern: compared in place, without a copy or a hash, and the rows after a
        row that has it tested a block at a time */
-    if (len == olen) {
-      int32_t diff = 0;
-      if (aj)
-        for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(aj[q0 + j] - r) ^ o[j];
-      else if (co)
-        for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)co[q0 + j] ^ o[j];
-      else
-        for (CSRKIdx j = 0; j < len; j++) diff |= (int32_t)(cj[q0 + j] - (CSRKIdx)r) ^ o[j];
-      if (!diff) {
-        rowpat[r] = (uint16_t)recent[0];
-        run++;
-        while (r + 1 + CSRK_PATTERN_BLOCK <= r1 && CSRKRowsRepeat(rp, aj, co, cj, r + 1, len)) {
-          for (i = 1; i <= CSRK_PATTERN_BLOCK; i++) rowpat[r + i] = (uint16_t)recent[0];
-          run += CSRK_PATTERN_BLOCK;
-          r += CSRK_PATTERN_BLOCK;
-        }
-        continue;
+    if (len == olen && CSRKRowHasOffsets(o, aj, co, cj, q0, len, r)) {
+      rowpat[r] = (uint16_t)recent[0];
+      run++;
+      while (r + 1 + CSRK_PATTERN_BLOCK <= r1 && CSRKRowsRepeat(rp, aj, co, cj, r + 1, len)) {
+        for (i = 1; i <= CSRK_PATTERN_BLOCK; i++) rowpat[r + i] = (uint16_t)recent[0];
+        run += CSRK_PATTERN_BLOCK;
+        r += CSRK_PATTERN_BLOCK;
       }
+      continue;
     }
     /* then the few seen before it (the interior's around a boundary row, the other rows of a node), then the table */
     for (i = 1; i < CSRK_PATTERN_RECENT && recent[i] >= 0; i++)

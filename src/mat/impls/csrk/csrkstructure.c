@@ -520,8 +520,8 @@ static void CSRKPlanIndices(const MatCSRKOptions *opt, const MatCSRKStructure *s
 
 /* The bandwidth in the user's ordering where the build needs it before the fill: for the 16-bit offsets, and with a
    reordering (whose own passes cost far more). A natural-order structure without offsets learns it from its row
-   patterns, or when it is asked for (MatCSRKStructureComputeBandwidth()): the pass costs about an AIJ product, which
-   was a sixth of the natural-order build (docs/design.md, "Set-up budget"). */
+   patterns, or when it is asked for (MatCSRKStructureComputeBandwidth()): the pass over the column indices was a good
+   part of the natural-order build (docs/design.md, "Set-up budget"). */
 static void CSRKBandwidthBefore(MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *ai, const PetscInt *aj)
 {
   PetscReal dist;
