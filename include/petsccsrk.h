@@ -179,6 +179,7 @@ typedef struct {
   PetscInt        nnoderows;   /* rows multiplied in row nodes of two or more (MatCSRKSetRowNodes(); sum over ranks) */
   PetscInt        nbase;       /* products run with PETSc's AIJ kernel under the set-up budget (MatCSRKSetSetup(); max over ranks) */
   PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
+  PetscInt        nunfilled;   /* rows whose values are not yet in the row slices, which run with the AIJ loop until they are (set-up budget; sum over ranks) */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);

@@ -1,9 +1,11 @@
 static const char help[] = "The set-up budget (MatCSRKSetSetup(), -mat_csrk_setup budget): a few products run with AIJ's kernel and build\n"
-                           "nothing; the structure is built after 140 products (7 expected products of build at 5 %), its values\n"
-                           "refreshed 20 products after a change, and every product before and after matches aij; new options\n"
-                           "start again; the off-process block of an MPI matrix is never built.\n"
+                           "nothing; a one-thread structure is built after 20 products, its row patterns and slices then found and\n"
+                           "filled a part at a product (the other rows running the AIJ loop) and again after a value change; rows\n"
+                           "that make no slices get a structure without them; every product matches aij; new options start\n"
+                           "again; the off-process block of an MPI matrix is never built.\n"
                            "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default lap3d7, 40)\n"
-                           "  -max_products <n>       products to wait at most for the build (default 4000)\n";
+                           "  -expect_slices <0,1>    whether its rows make row slices (default 1)\n"
+                           "  -max_products <n>       products to wait at most for each step (default 4000)\n";
 
 #include <petsccsrk.h>
 
@@ -40,14 +42,52 @@ static PetscErrorCode RunUntilBuilt(Mat A, Mat C, Vec x, Vec y, Vec z, PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* products until every row of the structure's slices is filled (or max), each checked; *partial: some product ran
+   with a part of the rows filled. A structure the budget dropped (its slices no faster than AIJ's loop on a busy
+   machine) also ends the run: *dropped. */
+static PetscErrorCode RunUntilFilled(Mat A, Mat C, Vec x, Vec y, Vec z, PetscInt max, const char *what, MatCSRKInfo *info, PetscBool *partial, PetscBool *dropped)
+{
+  PetscInt nfast;
+
+  PetscFunctionBegin;
+  *partial = *dropped = PETSC_FALSE;
+  for (PetscInt i = 0; i < max; i++) {
+    PetscCall(MatCSRKGetInfo(C, info));
+    nfast = info->nfast;
+    PetscCall(Compare(A, C, x, y, z, what));
+    PetscCall(MatCSRKGetInfo(C, info));
+    if (info->nfast > nfast && info->nunfilled > 0) *partial = PETSC_TRUE;
+    if (info->nsr == 0 && info->nbuilds > 0) {
+      *dropped = PETSC_TRUE;
+      break;
+    }
+    if (info->nfast > nfast && info->nunfilled == 0) break;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the structure filled its row slices by parts, or was dropped by the budget */
+static PetscErrorCode CheckFilled(const MatCSRKInfo *info, PetscBool partial, PetscBool dropped, const char *what)
+{
+  PetscFunctionBegin;
+  if (dropped) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "note: %s: the budget dropped the structure (its products no faster than AIJ's here)\n", what));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCheck(info->nsliced > 0 && info->nunfilled == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected every row filled, got %" PetscInt_FMT " rows in slices and %" PetscInt_FMT " not filled", what, info->nsliced, info->nunfilled);
+  PetscCheck(partial, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no product ran with the slices filled in part", what);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, C;
   Vec         x, y, z;
   char        problem[64] = "lap3d7";
-  PetscInt    n = 40, max = 4000, nbase, nbuilds;
+  PetscInt    n = 40, max = 4000, nbase, nbuilds, nrefresh;
   MatCSRKInfo info;
   PetscMPIInt size;
+  PetscBool   slices = PETSC_TRUE, partial, dropped = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -55,9 +95,11 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_products", &max, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_slices", &slices, NULL));
   PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_BUDGET)); /* whatever the environment asks for the other tests */
+  PetscCall(MatCSRKSetNumThreads(C, 1));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecDuplicate(y, &z));
   PetscCall(VecSetRandom(x, NULL));
@@ -67,27 +109,67 @@ int main(int argc, char **argv)
   PetscCall(MatCSRKGetInfo(C, &info));
   PetscCheck(info.nbuilds == 0 && info.nbase == 3 && info.nfast == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "3 products: expected no build and 3 AIJ products, got %" PetscInt_FMT " builds, %" PetscInt_FMT " AIJ and %" PetscInt_FMT " fast products", info.nbuilds, info.nbase, info.nfast);
 
-  /* 2. a long run: built once the products have paid for it, not at once */
-  PetscCall(RunUntilBuilt(A, C, x, y, z, max, "long run", &info));
-  PetscCheck(info.nbuilds == 1 && info.nfast == 1 && info.nbase == 140, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "expected the build after 140 AIJ products, got %" PetscInt_FMT " builds after %" PetscInt_FMT " AIJ products", info.nbuilds, info.nbase);
-  for (PetscInt i = 0; i < 6; i++) PetscCall(Compare(A, C, x, y, z, "with the structure"));
+  /* 2. a long run: the structure (an expected build of one AIJ product at 5 %) built at the 21st product, not before */
+  for (PetscInt i = 3; i < 20; i++) PetscCall(Compare(A, C, x, y, z, "before the build"));
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCheck(info.nbuilds == 0 && info.nbase == 20, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "20 products: expected no build, got %" PetscInt_FMT, info.nbuilds);
+  PetscCall(Compare(A, C, x, y, z, "the build"));
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCheck(info.nbuilds == 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "expected the build at the 21st product, got %" PetscInt_FMT " builds", info.nbuilds);
+  if (slices) {
+    /* its row patterns and slices found and filled a part at a product, every product right meanwhile */
+    PetscCall(RunUntilFilled(A, C, x, y, z, max, "slices filled by parts", &info, &partial, &dropped));
+    PetscCall(CheckFilled(&info, partial, dropped, "first fill"));
+  } else {
+    /* rows that make no slices: the search stops, and the structure is built again without them */
+    for (PetscInt i = 0; i < max && !(info.nbuilds == 2 && info.nunfilled == 0); i++) { /* every rank */
+      PetscCall(Compare(A, C, x, y, z, "built without slices"));
+      PetscCall(MatCSRKGetInfo(C, &info));
+    }
+    PetscCheck(info.nbuilds == 2 && info.nsliced == 0 && info.nunfilled == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "expected a second build without row slices, got %" PetscInt_FMT " builds, %" PetscInt_FMT " rows in slices", info.nbuilds, info.nsliced);
+    for (PetscInt i = 0; i < 6; i++) PetscCall(Compare(A, C, x, y, z, "with the structure"));
+  }
 
-  /* 3. new values (same pattern) in both matrices: every product right; 20 products with AIJ's kernel, then the
-     structure refreshed, not rebuilt; its eighth product, the last here, is the one compared with AIJ's (which may drop it) */
+  /* 3. new values (same pattern) in both matrices: every product right, the structure refreshed, not rebuilt */
   PetscCall(MatScale(A, 3.0));
   PetscCall(MatScale(C, 3.0));
   PetscCall(MatCSRKGetInfo(C, &info));
-  nbuilds = info.nbuilds;
-  nbase   = info.nbase;
-  for (PetscInt i = 0; i < 21; i++) PetscCall(Compare(A, C, x, y, z, "after MatScale"));
-  PetscCall(MatCSRKGetInfo(C, &info));
-  PetscCheck(info.nbuilds == nbuilds && info.nrefresh == 1 && info.nbase == nbase + 20, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: %" PetscInt_FMT " builds (%" PetscInt_FMT " before), %" PetscInt_FMT " refreshes, %" PetscInt_FMT " AIJ products (expected 20)", info.nbuilds, nbuilds, info.nrefresh, info.nbase - nbase);
+  nbuilds  = info.nbuilds;
+  nbase    = info.nbase;
+  nrefresh = info.nrefresh;
+  if (slices && !dropped) {
+    /* slices filled by parts: their rows run the AIJ loop at once, and are filled again as the products pay */
+    PetscCall(Compare(A, C, x, y, z, "after MatScale"));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    PetscCheck(info.nrefresh == nrefresh + 1 && info.nunfilled > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: expected the slices to be filled again, got %" PetscInt_FMT " refreshes, %" PetscInt_FMT " rows not filled", info.nrefresh - nrefresh, info.nunfilled);
+    PetscCall(RunUntilFilled(A, C, x, y, z, max, "after MatScale", &info, &partial, &dropped));
+    PetscCall(CheckFilled(&info, partial, dropped, "fill after MatScale"));
+    PetscCheck(info.nbuilds == nbuilds, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: rebuilt");
+  } else if (!slices) {
+    /* a structure without slices: 20 products with AIJ's kernel, then the values copied at once; its eighth product, the
+       last here, is the one compared with AIJ's (which may drop it) */
+    for (PetscInt i = 0; i < 21; i++) PetscCall(Compare(A, C, x, y, z, "after MatScale"));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    PetscCheck(info.nbuilds == nbuilds && info.nrefresh == nrefresh + 1 && info.nbase == nbase + 20, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: %" PetscInt_FMT " builds (%" PetscInt_FMT " before), %" PetscInt_FMT " refreshes, %" PetscInt_FMT " AIJ products (expected 20)", info.nbuilds, nbuilds, info.nrefresh - nrefresh, info.nbase - nbase);
+  }
 
-  /* 4. options that change the structure: rebuilt under the budget again, still right */
-  PetscCall(MatCSRKSetLevels(C, 3));
-  nbuilds = info.nbuilds;
-  PetscCall(RunUntilBuilt(A, C, x, y, z, max, "after new options", &info));
-  PetscCheck(info.nbuilds == nbuilds + 1 && info.nbase == nbase + 20 + 140, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "new options: %" PetscInt_FMT " builds (expected %" PetscInt_FMT ") after %" PetscInt_FMT " AIJ products (expected 140)", info.nbuilds, nbuilds + 1, info.nbase - nbase - 20);
+  /* 4. options that change the structure (super-super-rows, then none): built again under the budget, filled again */
+  for (PetscInt k = 3; k >= 1; k -= 2) {
+    PetscCall(MatCSRKSetLevels(C, k));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    nbuilds = info.nbuilds;
+    nbase   = info.nbase;
+    for (PetscInt i = 0; i < 20; i++) PetscCall(Compare(A, C, x, y, z, "new options"));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    PetscCheck(info.nbuilds == nbuilds && info.nbase == nbase + 20, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "new options: built before 20 products");
+    PetscCall(Compare(A, C, x, y, z, "new options"));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    PetscCheck(info.nbuilds == nbuilds + 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "new options: expected the build at the 21st product");
+    if (slices) {
+      PetscCall(RunUntilFilled(A, C, x, y, z, max, k == 3 ? "filled by parts, k = 3" : "filled by parts, k = 1", &info, &partial, &dropped));
+      PetscCall(CheckFilled(&info, partial, dropped, k == 3 ? "fill with k = 3" : "fill with k = 1"));
+    } else PetscCall(RunUntilBuilt(A, C, x, y, z, max, "new options, built without slices", &info));
+  }
 
   /* 5. the off-process block of an MPI matrix keeps AIJ's compressed rows */
   if (size > 1) {
@@ -98,12 +180,14 @@ int main(int argc, char **argv)
     PetscCheck(oinfo.nbuilds == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the off-process block built a structure");
   }
 
-  /* 6. eager: built at the first product */
+  /* 6. eager: built at the first product, its slices filled at once */
+  PetscCall(MatCSRKGetInfo(C, &info)); /* before: with eager set, this asks for the structure */
+  nbuilds = info.nbuilds;
   PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
   PetscCall(MatCSRKSetLevels(C, 2));
   PetscCall(Compare(A, C, x, y, z, "eager"));
   PetscCall(MatCSRKGetInfo(C, &info));
-  PetscCheck(info.nbuilds == nbuilds + 2, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "eager: %" PetscInt_FMT " builds, expected %" PetscInt_FMT, info.nbuilds, nbuilds + 2);
+  PetscCheck(info.nbuilds == nbuilds + 1 && info.nunfilled == 0 && (info.nsliced > 0) == slices, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "eager: %" PetscInt_FMT " builds, expected %" PetscInt_FMT ", %" PetscInt_FMT " rows in slices, %" PetscInt_FMT " not filled", info.nbuilds, nbuilds + 1, info.nsliced, info.nunfilled);
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "set-up budget: all checks passed\n"));
   PetscCall(VecDestroy(&x));

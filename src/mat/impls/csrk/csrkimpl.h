@@ -53,8 +53,11 @@ typedef struct {
   CSRKIdx        *patptr;   /* npat+1: pattern p is patoff[patptr[p] .. patptr[p+1]) */
   int32_t        *patoff;   /* column - row of each entry of each distinct pattern */
   PetscInt        npat;
+  void           *patsearch; /* a row-pattern search done a part at a time (csrkpatterns.c): its dictionary, which patptr and patoff point into; NULL once done */
+  PetscInt        rpat;      /* with patsearch: rows [0, rpat) numbered */
   PetscScalar    *sval;     /* nnz: the values with the rows of each slice interleaved (csrkslices.c), or NULL */
   PetscInt        nsliced;  /* rows in slices */
+  PetscInt        rfill;    /* with sval: its rows [0, rfill) are current; m, or less while it is filled a part at a product (one thread) */
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   PetscScalar    *val;      /* nnz */
@@ -77,15 +80,22 @@ typedef struct {
   PetscLogDouble  bytes;
 } MatCSRKStructure;
 
-/* The set-up budget of one block (csrksetup.c): products counted since the pattern and the values changed */
+/* The set-up budget of one block (csrksetup.c): products counted since the pattern and the values changed, and the
+   account of a fill of the row slices made a part at a product */
 typedef struct {
   PetscLogDouble   tbase, tfast; /* best time of an AIJ product of this pattern and of one with the current structure */
+  PetscLogDouble   spent, saved; /* the fill's set-up time, and the product time its filled rows saved, since it began */
+  PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop and of the rows filled into slices (0: not measured) */
+  PetscLogDouble   tpart;        /* the last fill's time per row (0: none yet) */
+  PetscInt         nclock;       /* products since the fill began (the pattern or the values changed) */
+  PetscBool        judged;       /* the filled rows were found faster than AIJ's loop: not judged again */
   PetscInt         npattern;     /* products since the nonzero pattern (or the options) changed */
   PetscInt         nvalues;      /* products since a value change was seen (the structure's values stale) */
   PetscObjectState seen;         /* the object state that change was seen at */
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
   PetscInt         nfastst;      /* products with the current structure */
   PetscBool        declined;     /* the structure was no faster than AIJ: not built again for this pattern */
+  PetscBool        noslices;     /* the rows make too few row slices: built without them for this pattern */
   PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
 } MatCSRKBudget;
 
@@ -178,9 +188,14 @@ typedef struct {
 PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, PetscBool, MatCSRKRowPatterns *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *, PetscBool);
 PETSC_INTERN PetscErrorCode MatCSRKStructureComputeBandwidth(Mat, MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *, PetscInt, PetscBool *);
+PETSC_INTERN PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *);
 /* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
 #define CSRK_SLICE 8
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *, PetscInt, PetscBool *);
+PETSC_INTERN void           MatCSRKSliceRowsFilled(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscLogDouble *);
 PETSC_INTERN void           MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5
@@ -193,7 +208,7 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, 
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
 /* kernels (OpenMP, csrkmult.c) */
-PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscLogDouble *);
 
 /* sequential type */
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Mat *);
@@ -202,7 +217,7 @@ PETSC_INTERN PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat, MatCSRKStructure
 PETSC_INTERN PetscErrorCode MatSeqCSRKBuildStructure(Mat, const MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKRefreshStructure(Mat);
 PETSC_INTERN PetscErrorCode MatSeqCSRKGetProductStructure(Mat, MatCSRKStructure **);
-PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetRecord(Mat, PetscBool, PetscLogDouble);
+PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetRecord(Mat, const MatCSRKStructure *, PetscLogDouble, const PetscLogDouble *);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatMult_SeqCSRK(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);

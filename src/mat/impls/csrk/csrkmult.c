@@ -70,11 +70,42 @@
    best of the distances measured on a permuted 7-point product (docs/history/sessions.md) */
 #define CSRK_GATHER_AHEAD 128
 
+/* y = A x (+ z) with row slices filled up to st->rfill < m (one thread, the AIJ arrays shared): the filled rows from
+   the slices, block by block as the fill went, the others with the AIJ loop; tpart (if not NULL): the time of each part */
+static PetscErrorCode CSRKMultFilling(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, PetscLogDouble *tpart)
+{
+  const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx;
+  const PetscScalar *restrict va = st->val, *restrict xx = x, *restrict zz = z;
+  PetscScalar *restrict       out = y;
+  const PetscInt              r0 = st->rfill, r1 = st->m;
+  PetscLogDouble              t0, t1, t2;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  if (st->k == 1) MatCSRKSliceRows(st, 0, st->rfill, x, z, y);
+  else
+    for (PetscInt s = 0; s < st->nsr && st->srptr[s] < st->rfill; s++) MatCSRKSliceRows(st, st->srptr[s], PetscMin(st->srptr[s + 1], st->rfill), x, z, y);
+  PetscCall(PetscTime(&t1));
+  if (!zz) CSRK_ROWS(r0, r1, sum, 0, CSRKIdx, cj);
+  else CSRK_ROWS(r0, r1, zz[r] + sum, 0, CSRKIdx, cj);
+  PetscCall(PetscTime(&t2));
+  if (tpart) {
+    tpart[0] = t1 - t0;
+    tpart[1] = t2 - t1;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
-   kernel uses the same ones. */
-PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+   kernel uses the same ones. tpart (if not NULL): while the row slices are being filled, the time of the filled
+   rows and of the others (CSRKMultFilling()) */
+PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, PetscLogDouble *tpart)
 {
   PetscFunctionBegin;
+  if (st->sval && st->rfill < st->m) {
+    PetscCall(CSRKMultFilling(st, x, z, y, tpart));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif

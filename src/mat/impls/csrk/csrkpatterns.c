@@ -297,3 +297,68 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   st->index_bytes = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*
+  MatCSRKPatternsBegin - starts the row-pattern search of a one-thread natural-order structure done a part at a time
+  with the fill of its row slices (csrksetup.c): an empty dictionary whose offsets the kernel reads directly
+  (st->patptr, st->patoff) as the numbered rows use them; no row numbered yet (st->rpat = 0)
+*/
+PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *st)
+{
+  CSRKPatternTable *tb;
+
+  PetscFunctionBegin;
+  PetscCheck(st->nthreads == 1 && st->shared, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A row-pattern search by parts needs one thread over the AIJ arrays");
+  PetscCall(PetscNew(&tb));
+  PetscCall(PetscMalloc1(st->m, &st->rowpat));
+  st->patsearch   = tb;
+  st->patptr      = tb->start;
+  st->patoff      = tb->off;
+  st->npat        = 0;
+  st->rpat        = 0;
+  st->index_bytes = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatCSRKPatternsExtend - numbers the rows [st->rpat, rows) of a search begun with MatCSRKPatternsBegin(); *fits:
+  PETSC_FALSE when a row does not fit the dictionary (the search is then of no use)
+*/
+PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *st, PetscInt rows, PetscBool *fits)
+{
+  CSRKPatternTable *tb   = (CSRKPatternTable *)st->patsearch;
+  PetscInt          fail = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(tb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No row-pattern search under way");
+  rows = PetscMin(rows, st->m);
+  if (rows > st->rpat) CSRKNumberRows(tb, st, (const PetscInt *)st->colidx, st->rpat, rows, PETSC_FALSE, &fail, st->rowpat);
+  *fits = (PetscBool)!fail;
+  if (!fail) st->rpat = PetscMax(st->rpat, rows);
+  st->npat = tb->npat;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatCSRKPatternsEnd - ends a search by parts whose rows are all numbered: the dictionary copied to arrays of its own
+  size, and the bandwidth it gives
+*/
+PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *st)
+{
+  CSRKPatternTable *tb = (CSRKPatternTable *)st->patsearch;
+  PetscInt          entries;
+
+  PetscFunctionBegin;
+  PetscCheck(tb && st->rpat == st->m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The row-pattern search is not complete");
+  entries = tb->start[tb->npat];
+  PetscCall(PetscMalloc1(tb->npat + 1, &st->patptr));
+  PetscCall(PetscMalloc1(PetscMax(entries, 1), &st->patoff));
+  PetscCall(PetscArraycpy(st->patptr, tb->start, tb->npat + 1));
+  PetscCall(PetscArraycpy(st->patoff, tb->off, entries));
+  st->npat      = tb->npat;
+  st->bw_before = 0;
+  for (PetscInt e = 0; e < entries; e++) st->bw_before = PetscMax(st->bw_before, PetscAbsInt((PetscInt)tb->off[e]));
+  st->bw_after = st->bw_before;
+  PetscCall(PetscFree(st->patsearch));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -22,7 +22,11 @@
 #include "csrkimpl.h"
 
 #define CSRK_SETUP_BUDGET     0.05 /* fraction of the product time a set-up may spend (about 3 % of a CG solve's time) */
-#define CSRK_BUILD_PRODUCTS   7.0  /* expected cost of a build in the user's order, in AIJ products (docs/design.md) */
+#define CSRK_BUILD_PRODUCTS   7.0  /* expected cost of a build in the user's order on several threads, in AIJ products (docs/design.md) */
+#define CSRK_ONE_PRODUCTS     1.0  /* the same on one thread without row slices (row nodes, or the AIJ loop) */
+#define CSRK_PARTS_PRODUCTS   1.0  /* the same with row slices, found and filled a part at a product: allocations (a few on a small block) */
+#define CSRK_FILL_PRODUCTS    6.0  /* expected cost of finding and filling the slices, until a part of it was timed */
+#define CSRK_FILL_PARTS       32   /* parts of that fill; also the least share of the nonzeros a part of a product is timed on */
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
 #define CSRK_JUDGE_PRODUCTS   8    /* products with a new structure before it is compared with AIJ's product */
@@ -38,25 +42,54 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 {
   b->tbase    = 0;
   b->tfast    = 0;
+  b->spent    = 0;
+  b->saved    = 0;
+  b->rbase    = 0;
+  b->rslices  = 0;
+  b->tpart    = 0;
+  b->nclock   = 0;
   b->npattern = 0;
   b->nvalues  = 0;
   b->nfastst  = 0;
+  b->judged   = PETSC_FALSE;
   b->declined = PETSC_FALSE;
+  b->noslices = PETSC_FALSE;
   b->reorder  = (PetscBool)(opt->ordering == MAT_CSRK_ORDERING_AUTO);
 }
 
-/* Builds the structure with the options opt */
+/* the nonzeros of the AIJ block A */
+static inline PetscInt CSRKNonzeros(Mat A)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+
+  if (MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype)) return 0;
+  return ai[A->rmap->n];
+}
+
+/* whether the slices of st are filled a part at a product: one thread over the AIJ arrays */
+static inline PetscBool CSRKFilledByParts(const MatCSRKStructure *st)
+{
+  return (PetscBool)(st->sval && st->nthreads == 1 && st->shared);
+}
+
+/* Builds the structure with the options opt; its time is the fill's first expense */
 static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptions *opt)
 {
+  MatCSRKBudget *b = &sp->budget;
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscCall(MatSeqCSRKBuildStructure(A, opt));
   PetscCall(PetscTime(&t1));
-  sp->budget.tfast   = 0;
-  sp->budget.nfastst = 0;
-  PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)\n", sp->budget.npattern, t1 - t0, sp->budget.tbase > 0 ? (t1 - t0) / sp->budget.tbase : 0));
+  b->tfast   = 0;
+  b->nfastst = 0;
+  b->spent   = t1 - t0;
+  b->saved   = 0;
+  b->nclock  = b->npattern;
+  PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -80,6 +113,60 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
   PetscCall(PetscInfo(A, "Set-up budget: mean |i-j| %g for %" PetscInt_FMT " rows, the auto ordering's check of a reordering runs\n", (double)dist, m));
   PetscCall(CSRKBudgetBuild(A, sp, &sp->opt));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The fill of the row slices a part at a product (rent to own). The rows filled so far multiply from the slices,
+   the others with the AIJ loop, and each product times the two parts, so that the time the filled rows save is
+   measured in the products themselves. A part (1/CSRK_FILL_PARTS of the rows) is filled before a product when the
+   account of the fill, its set-up time less the time saved, stays within CSRK_SETUP_BUDGET of the products' time since
+   the fill began (the build, or the change of the values it refills after): the products pay for the fill as it goes,
+   so a long run has the slices after tens of products instead of a build's 140, and a short one pays at most the
+   budget. The first part waits for the expected cost of a part; later ones are estimated from the last one's time.
+*/
+static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp)
+{
+  MatCSRKBudget    *b  = &sp->budget;
+  MatCSRKStructure *st = sp->st;
+  const PetscInt    rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, r0 = st->rfill;
+  const PetscReal   est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
+  PetscLogDouble    t0, t1;
+  PetscBool         fits;
+
+  PetscFunctionBegin;
+  if (b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatCSRKStructureFillSlicesTo(st, b->tbase > 0 ? r0 + rows : st->m, &fits));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+  b->spent += t1 - t0;
+  if (st->rfill > r0) b->tpart = (t1 - t0) / (st->rfill - r0);
+  /* the rows must fit the dictionary, and at least half of them make slices, as a build at once requires (judged
+     once an eighth of them are numbered, when they are still being numbered) */
+  if (!fits || (st->patsearch && 8 * st->rfill >= st->m && 2 * st->nsliced < st->rfill) || (st->rfill == st->m && 2 * st->nsliced < st->m)) {
+    PetscCall(PetscInfo(A, "Set-up budget: %s after %" PetscInt_FMT " of %" PetscInt_FMT " rows: no row slices, the structure is built without them\n", fits ? "too few rows in slices" : "more distinct rows than the row-pattern dictionary holds", st->rfill, st->m));
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    b->noslices = PETSC_TRUE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (st->rfill == st->m) PetscCall(PetscInfo(A, "Set-up budget: row slices filled after %" PetscInt_FMT " products (%" PetscInt_FMT " of %" PetscInt_FMT " rows in slices), set-up %g s, saved %g s\n", b->nclock, st->nsliced, st->m, b->spent, b->saved));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* New values in a structure whose slices are filled by parts: all its rows run the AIJ loop again at once, and are
+   filled again as the products pay for it */
+static void CSRKBudgetRefill(Mat_SeqCSRK *sp, PetscObjectState state)
+{
+  MatCSRKBudget *b = &sp->budget;
+
+  sp->st->rfill = 0;
+  if (sp->st->patsearch) sp->st->nsliced = 0; /* counted again as the rows are filled */
+  sp->state     = state;
+  sp->nrefresh++;
+  b->spent  = 0;
+  b->saved  = 0;
+  b->nclock = 0;
 }
 
 /*
@@ -122,11 +209,18 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   if (!sp->st) {
     MatCSRKOptions opt = sp->opt;
+    PetscReal      cost;
 
     if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
-    if (b->npattern < CSRKBudgetWait(opt.ordering == MAT_CSRK_ORDERING_NATURAL ? CSRK_BUILD_PRODUCTS : CSRK_REORDER_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (b->noslices) opt.slices = PETSC_FALSE;
+    if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
+    else if (MatCSRKKernelThreads(&opt, CSRKNonzeros(A)) > 1) cost = CSRK_BUILD_PRODUCTS;
+    else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
+    else cost = CSRK_ONE_PRODUCTS;
+    if (b->npattern < CSRKBudgetWait(cost)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
-  } else if (sp->state != state) {
+  } else if (sp->state != state && CSRKFilledByParts(sp->st)) CSRKBudgetRefill(sp, state);
+  else if (sp->state != state) {
     if (b->seen != state) { /* a change not seen before: the count starts */
       b->seen    = state;
       b->nvalues = 0;
@@ -135,14 +229,43 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     PetscCall(MatSeqCSRKRefreshStructure(A));
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
   PetscCall(MatCSRKStructureAttach(A, sp->st));
+  if (sp->st->sval && sp->st->rfill < sp->st->m) {
+    PetscCall(CSRKBudgetFillPart(A, sp));
+    if (!sp->st || !sp->st->rfill) PetscFunctionReturn(PETSC_SUCCESS); /* nothing filled yet: AIJ's own kernel */
+  }
   *st = sp->st;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A product while the slices are filled: the best time per nonzero of each part, timed where it holds at least
+   1/CSRK_FILL_PARTS of the nonzeros, gives the time the filled rows saved; once they hold a quarter of the nonzeros,
+   they are compared with the AIJ loop in the same products, which a busy machine slows alike */
+static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st, const PetscLogDouble *tpart)
+{
+  Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)A->spptr;
+  MatCSRKBudget *b   = &sp->budget;
+  const CSRKIdx  nzf = st->rowptr[st->rfill], nzr = (CSRKIdx)st->nnz - nzf;
+
+  PetscFunctionBegin;
+  if ((PetscInt)nzr * CSRK_FILL_PARTS >= st->nnz) b->rbase = b->rbase > 0 ? PetscMin(b->rbase, tpart[1] / nzr) : tpart[1] / nzr;
+  if ((PetscInt)nzf * CSRK_FILL_PARTS >= st->nnz) b->rslices = b->rslices > 0 ? PetscMin(b->rslices, tpart[0] / nzf) : tpart[0] / nzf;
+  if (b->rbase > 0 && b->rslices > 0) b->saved += nzf * (b->rbase - b->rslices);
+  if (b->judged || 4 * (PetscInt)nzf < st->nnz || !(b->rslices > 0 && b->rbase > 0)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (b->rslices < b->rbase) {
+    b->judged = PETSC_TRUE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscInfo(A, "Set-up budget: %g ns per nonzero from the row slices, %g ns with AIJ's loop: structure dropped for this nonzero pattern\n", 1e9 * b->rslices, 1e9 * b->rbase));
+  PetscCall(MatCSRKStructureDestroy(&sp->st));
+  b->declined = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
-   MatSeqCSRKBudgetRecord - accounts a product of A that took t seconds, with the structure (fast) or AIJ's kernel
+   MatSeqCSRKBudgetRecord - accounts a product of A that took t seconds, with the structure st (NULL: AIJ's kernel);
+   tpart: the times of its two parts while its slices are filled (MatCSRKMultKernel())
 */
-PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, PetscBool fast, PetscLogDouble t)
+PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLogDouble t, const PetscLogDouble *tpart)
 {
   Mat_SeqCSRK   *sp = (Mat_SeqCSRK *)A->spptr;
   MatCSRKBudget *b  = &sp->budget;
@@ -150,13 +273,21 @@ PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, PetscBool fast, PetscLogDouble t)
   PetscFunctionBegin;
   b->npattern++;
   b->nvalues++;
-  if (!fast) {
+  b->nclock++;
+  if (!st) {
+    const PetscInt nz = CSRKNonzeros(A);
     b->nbase++;
     b->tbase = b->tbase > 0 ? PetscMin(b->tbase, t) : t;
+    if (nz) b->rbase = b->rbase > 0 ? PetscMin(b->rbase, t / nz) : t / nz;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   b->nfast++;
   if (sp->opt.setup == MAT_CSRK_SETUP_EAGER || b->tbase == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (st->sval && st->rfill < st->m) {
+    PetscCall(CSRKBudgetRecordFilling(A, st, tpart));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (b->judged) PetscFunctionReturn(PETSC_SUCCESS);
   b->nfastst++;
   b->tfast = b->tfast > 0 ? PetscMin(b->tfast, t) : t;
   if (b->nfastst == CSRK_JUDGE_PRODUCTS && b->tfast >= b->tbase) {

@@ -49,14 +49,15 @@ static inline PetscBool CSRKSliceAt(const uint16_t *rowpat, PetscInt r, PetscInt
   return same;
 }
 
-/* the rows of block [r0, r1) into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows
-   together), other rows copied; returns the rows in slices */
-static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict val, PetscScalar *restrict sval)
+/* the rows of block [r0, r1) from row r0, a row where the block's scan for slices stops, until the scan reaches rstop
+   (or r1), into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows together), other rows
+   copied; returns the rows in slices and in *rend the row where the scan stopped (the start of the next slice or row) */
+static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt rstop, const PetscScalar *restrict val, PetscScalar *restrict sval, PetscInt *rend)
 {
   const CSRKIdx *rp = st->rowptr;
   PetscInt       r = r0, nsliced = 0;
 
-  while (r < r1) {
+  while (r < PetscMin(r1, rstop)) {
     const CSRKIdx q0 = rp[r];
     if (CSRKSliceAt(st->rowpat, r, r1)) {
       const CSRKIdx nz = rp[r + 1] - q0;
@@ -71,7 +72,15 @@ static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, Pets
       r++;
     }
   }
+  *rend = r;
   return nsliced;
+}
+
+/* the rows of block [r0, r1) into sval (when not NULL); returns the rows in slices */
+static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *val, PetscScalar *sval)
+{
+  PetscInt rend;
+  return CSRKSliceFillRange(st, r0, r1, r1, val, sval, &rend);
 }
 
 /*
@@ -100,6 +109,41 @@ PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nslice
     }
   }
   if (nsliced) *nsliced = total;
+  if (st->sval) st->rfill = st->m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatCSRKStructureFillSlicesTo - continues the fill of st->sval (one thread) from row st->rfill to row rows or a little
+  past it (the end of a slice), block by block in the order of the kernel, which runs the filled rows from the slices
+  and the others with the AIJ loop (MatCSRKMultKernel()): a fill spread over the products instead of one before them
+  (csrksetup.c). A row-pattern search under way numbers the rows first (the slices' scan reads the patterns of the
+  CSRK_SLICE rows from each row) and counts the rows in slices; *fits: PETSC_FALSE when the rows do not fit its
+  dictionary (nothing filled then).
+*/
+PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, PetscInt rows, PetscBool *fits)
+{
+  PetscInt s = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(st->sval && st->nthreads == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A fill of row slices by parts needs slices and one thread");
+  rows  = PetscMin(rows, st->m);
+  *fits = PETSC_TRUE;
+  if (st->patsearch) {
+    PetscCall(MatCSRKPatternsExtend(st, rows + CSRK_SLICE, fits));
+    if (!*fits) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (st->k > 1) /* the super-row of row rfill (one thread runs them all, in order, whatever k) */
+    while (s < st->nsr && st->srptr[s + 1] <= st->rfill) s++;
+  while (st->rfill < rows) {
+    const PetscInt b1 = st->k == 1 ? st->m : st->srptr[s + 1];
+    PetscInt       rend, n;
+    n = CSRKSliceFillRange(st, st->rfill, b1, rows, st->val, st->sval, &rend);
+    if (st->patsearch) st->nsliced += n;
+    st->rfill = rend;
+    s++;
+  }
+  if (st->patsearch && st->rfill == st->m) PetscCall(MatCSRKPatternsEnd(st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -265,7 +265,7 @@ static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *
   for (PetscInt i = 0; i < reps; i++) {
     PetscLogDouble t0, t1;
     PetscCall(PetscTime(&t0));
-    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+    PetscCall(MatCSRKMultKernel(st, x, NULL, y, NULL));
     PetscCall(PetscTime(&t1));
     *best = PetscMin(*best, t1 - t0);
   }
@@ -277,7 +277,7 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
 {
   PetscFunctionBegin;
   *best = PETSC_MAX_REAL;
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+  PetscCall(MatCSRKMultKernel(st, x, NULL, y, NULL));
   PetscCall(CSRKBestOf(st, x, y, reps, best));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -315,6 +315,7 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
 
   PetscFunctionBegin;
   nopt.ordering = MAT_CSRK_ORDERING_NATURAL;
+  nopt.setup    = MAT_CSRK_SETUP_EAGER; /* timed whole, its slices filled */
   PetscCall(CSRKStructureBuild(A, &nopt, (*st)->bw_before, &nat));
   PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
@@ -609,12 +610,29 @@ static PetscErrorCode CSRKChooseSlices(Mat A, MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Under the set-up budget, the row patterns and slices of one thread over the AIJ arrays are found and filled a part
+   at a product (csrksetup.c), the rows not yet filled running the AIJ loop: the build only allocates them */
+static PetscErrorCode CSRKBeginParts(Mat A, MatCSRKStructure *st)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKPatternsBegin(st));
+  PetscCall(PetscMalloc1(st->nnz, &st->sval));
+  st->rfill   = 0;
+  st->nsliced = 0;
+  PetscCall(PetscInfo(A, "Row patterns and row slices to be found and filled a part at a product\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The column indices the CPU kernels read, as planned: row patterns (with row slices where they apply), 16-bit offsets
    from the diagonal where the bandwidth allows, else 32-bit columns; -info says which and why */
 static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *aj)
 {
   PetscFunctionBegin;
   st->index_bytes = sizeof(CSRKIdx);
+  if (plan->patterns && plan->onethread && opt->setup == MAT_CSRK_SETUP_BUDGET) {
+    PetscCall(CSRKBeginParts(A, st));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (plan->patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj, plan->onethread));
   if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
     if (opt->slices) PetscCall(CSRKChooseSlices(A, st));
@@ -803,6 +821,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   MatCSRKStructure *st;
 
   PetscFunctionBegin;
+  PetscCheck(!src->patsearch, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A structure whose row patterns are being found is not duplicated");
   PetscCall(PetscNew(&st));
   *st        = *src;
   st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = st->srcptr = NULL;
@@ -851,6 +870,11 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->rowpat));
   PetscCall(PetscFree((*st)->sval));
   PetscCall(PetscFree((*st)->nodesz));
+  if ((*st)->patsearch) { /* patptr and patoff point into it */
+    (*st)->patptr = NULL;
+    (*st)->patoff = NULL;
+    PetscCall(PetscFree((*st)->patsearch));
+  }
   PetscCall(PetscFree((*st)->patptr));
   PetscCall(PetscFree((*st)->patoff));
   PetscCall(PetscFree((*st)->srptr));

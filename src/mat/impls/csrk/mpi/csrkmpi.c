@@ -94,7 +94,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   Mat            Ad;
   MatCSRKInfo    loc;
   PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[8], isum[4];
+  PetscInt       imax[8], isum[5];
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
@@ -113,6 +113,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   isum[1] = loc.nssr;
   isum[2] = loc.nsliced;
   isum[3] = loc.nnoderows;
+  isum[4] = loc.nunfilled;
   dmax[0] = loc.build_time;
   dsum[0] = loc.bytes;
   {
@@ -126,7 +127,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
     }
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 8, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 4, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 5, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
   info->bw_before  = imax[0];
@@ -141,6 +142,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   info->nssr       = isum[1];
   info->nsliced    = isum[2];
   info->nnoderows  = isum[3];
+  info->nunfilled  = isum[4];
   info->build_time = dmax[0];
   info->bytes      = dsum[0];
   PetscFunctionReturn(PETSC_SUCCESS);

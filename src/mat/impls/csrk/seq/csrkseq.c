@@ -71,7 +71,7 @@ PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
   const PetscScalar    *x;
   PetscScalar          *y;
   const struct _MatOps *base;
-  PetscLogDouble        t0, t1;
+  PetscLogDouble        t0, t1, tpart[2];
 
   PetscFunctionBegin;
   PetscCall(MatSeqCSRKGetProductStructure(A, &st));
@@ -80,17 +80,17 @@ PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
     PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
     PetscCall((*base->mult)(A, xx, yy));
     PetscCall(PetscTime(&t1));
-    PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_FALSE, t1 - t0));
+    PetscCall(MatSeqCSRKBudgetRecord(A, NULL, t1 - t0, NULL));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(VecGetArrayRead(xx, &x));
   PetscCall(VecGetArrayWrite(yy, &y));
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+  PetscCall(MatCSRKMultKernel(st, x, NULL, y, tpart));
   PetscCall(VecRestoreArrayRead(xx, &x));
   PetscCall(VecRestoreArrayWrite(yy, &y));
   PetscCall(PetscTime(&t1));
   PetscCall(PetscLogFlops(2.0 * st->nnz - st->nonzerorows));
-  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0)); /* last: it may drop the structure */
+  PetscCall(MatSeqCSRKBudgetRecord(A, st, t1 - t0, tpart)); /* last: it may drop the structure */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -100,7 +100,7 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
   const PetscScalar    *x, *y;
   PetscScalar          *z;
   const struct _MatOps *base;
-  PetscLogDouble        t0, t1;
+  PetscLogDouble        t0, t1, tpart[2];
 
   PetscFunctionBegin;
   PetscCall(MatSeqCSRKGetProductStructure(A, &st));
@@ -109,7 +109,7 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
     PetscCall((*base->multadd)(A, xx, yy, zz));
     PetscCall(PetscTime(&t1));
-    PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_FALSE, t1 - t0));
+    PetscCall(MatSeqCSRKBudgetRecord(A, NULL, t1 - t0, NULL));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(VecGetArrayRead(xx, &x));
@@ -120,7 +120,7 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     PetscCall(VecGetArrayRead(yy, &y));
     PetscCall(VecGetArrayWrite(zz, &z));
   }
-  PetscCall(MatCSRKMultKernel(st, x, y, z));
+  PetscCall(MatCSRKMultKernel(st, x, y, z, tpart));
   PetscCall(VecRestoreArrayRead(xx, &x));
   if (yy == zz) PetscCall(VecRestoreArray(zz, &z));
   else {
@@ -129,7 +129,7 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
   }
   PetscCall(PetscTime(&t1));
   PetscCall(PetscLogFlops(2.0 * st->nnz));
-  PetscCall(MatSeqCSRKBudgetRecord(A, PETSC_TRUE, t1 - t0)); /* last: it may drop the structure */
+  PetscCall(MatSeqCSRKBudgetRecord(A, st, t1 - t0, tpart)); /* last: it may drop the structure */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -206,6 +206,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->npatterns   = st->rowpat ? st->npat : 0;
     info->nsliced     = st->sval ? st->nsliced : 0;
     info->nnoderows   = st->nodesz ? st->nnoderows : 0;
+    info->nunfilled   = st->sval ? st->m - st->rfill : 0;
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
@@ -248,8 +249,9 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall(MatSeqCSRKGetSpptr(*M, &sm));
   sm->opt       = sp->opt;
   sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
-  if (sp->st && !sp->stale && sp->nzstate == A->nonzerostate) {
-    /* same pattern: keep the ordering, refresh the values at the first product */
+  if (sp->st && !sp->st->patsearch && !sp->stale && sp->nzstate == A->nonzerostate) {
+    /* same pattern: keep the ordering, refresh the values at the first product (not a structure still finding its row
+       patterns: the duplicate starts its own) */
     PetscCall(MatCSRKStructureDuplicate(sp->st, &sm->st));
     sm->nzstate = (*M)->nonzerostate;
     sm->state   = -1;
