@@ -279,6 +279,7 @@ build ex2 ksp/ksp/tutorials/ex2.c
 build ex10 ksp/ksp/tutorials/ex10.c
 build ex23 ksp/ksp/tutorials/ex23.c
 build ex50 ksp/ksp/tutorials/ex50.c
+build ex56 ksp/ksp/tutorials/ex56.c
 build ex5 snes/tutorials/ex5.c
 build ex19 snes/tutorials/ex19.c
 
@@ -317,6 +318,11 @@ check ex50-np1            1 dm_mat_type ex50 -ksp_view "${A50[@]}"
 check ex50-np3            3 dm_mat_type ex50 -ksp_view "${A50[@]}"
 check ex50-np1-mat_type   1 mat_type    ex50 -ksp_view "${A50[@]}"
 check ex50-np3-mg         3 dm_mat_type ex50 -ksp_view -da_grid_x 9 -da_grid_y 9 -da_refine 2 -pc_type mg "${KSPOPT[@]}"
+
+# ex56: 3D elasticity (block size 3) with GAMG, whose coarse operators and prolongators are csrk too, on 8 ranks (a
+# cube of them), under the default set-up budget (the other cases build at the first product): blocks with rows but
+# no nonzeros of their own on some ranks, structures built and filled by parts, value changes
+check ex56-np8-gamg-budget 8 mat_type ex56 -ksp_view -ne 11 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8 -mat_csrk_setup budget "${KSPOPT[@]}"
 
 # ex5: Bratu problem on a DMDA, Newton
 check ex5-np1             1 dm_mat_type ex5 -snes_view "${SNESOPT[@]}"

@@ -121,10 +121,11 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
    measured in the products themselves. A part (1/CSRK_FILL_PARTS of the rows) is filled before a product when the
    account of the fill, its set-up time less the time saved, stays within CSRK_SETUP_BUDGET of the products' time since
    the fill began (the build, or the change of the values it refills after): the products pay for the fill as it goes,
-   so a long run has the slices after tens of products instead of a build's 140, and a short one pays at most the
-   budget. The first part waits for the expected cost of a part; later ones are estimated from the last one's time.
+   so a long run has the slices after tens of products, and a short one pays at most the budget. The first part
+   waits for the expected cost of a part; later ones are estimated from the last one's time. *filled: whether a part
+   was filled.
 */
-static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp)
+static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *filled)
 {
   MatCSRKBudget    *b  = &sp->budget;
   MatCSRKStructure *st = sp->st;
@@ -134,7 +135,9 @@ static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp)
   PetscBool         fits;
 
   PetscFunctionBegin;
+  *filled = PETSC_FALSE;
   if (b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase) PetscFunctionReturn(PETSC_SUCCESS);
+  *filled = PETSC_TRUE;
   PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFillSlicesTo(st, b->tbase > 0 ? r0 + rows : st->m, &fits));
@@ -142,9 +145,9 @@ static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp)
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   b->spent += t1 - t0;
   if (st->rfill > r0) b->tpart = (t1 - t0) / (st->rfill - r0);
-  /* the rows must fit the dictionary, and at least half of them make slices, as a build at once requires (judged
-     once an eighth of them are numbered, when they are still being numbered) */
-  if (!fits || (st->patsearch && 8 * st->rfill >= st->m && 2 * st->nsliced < st->rfill) || (st->rfill == st->m && 2 * st->nsliced < st->m)) {
+  /* the rows must fit the dictionary, and at least half of them make slices, as a build at once requires: judged on
+     the rows filled so far while they are being numbered (a matrix of few slices has few in its first rows too) */
+  if (!fits || (st->patsearch && 2 * st->nsliced < st->rfill) || (st->rfill == st->m && 2 * st->nsliced < st->m)) {
     PetscCall(PetscInfo(A, "Set-up budget: %s after %" PetscInt_FMT " of %" PetscInt_FMT " rows: no row slices, the structure is built without them\n", fits ? "too few rows in slices" : "more distinct rows than the row-pattern dictionary holds", st->rfill, st->m));
     PetscCall(MatCSRKStructureDestroy(&sp->st));
     b->noslices = PETSC_TRUE;
@@ -230,7 +233,9 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
   PetscCall(MatCSRKStructureAttach(A, sp->st));
   if (sp->st->sval && sp->st->rfill < sp->st->m) {
-    PetscCall(CSRKBudgetFillPart(A, sp));
+    PetscBool filled = PETSC_TRUE;
+    /* as many parts as the account allows (more than one once the filled rows have saved enough) */
+    while (filled && sp->st && sp->st->rfill < sp->st->m) PetscCall(CSRKBudgetFillPart(A, sp, &filled));
     if (!sp->st || !sp->st->rfill) PetscFunctionReturn(PETSC_SUCCESS); /* nothing filled yet: AIJ's own kernel */
   }
   *st = sp->st;
@@ -238,8 +243,8 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
 }
 
 /* A product while the slices are filled: the best time per nonzero of each part, timed where it holds at least
-   1/CSRK_FILL_PARTS of the nonzeros, gives the time the filled rows saved; once they hold a quarter of the nonzeros,
-   they are compared with the AIJ loop in the same products, which a busy machine slows alike */
+   1/CSRK_FILL_PARTS of the nonzeros, gives the time the filled rows saved; after CSRK_JUDGE_PRODUCTS such products
+   the filled rows are compared with the AIJ loop, timed in the same products (which a busy machine slows alike) */
 static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st, const PetscLogDouble *tpart)
 {
   Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)A->spptr;
@@ -249,8 +254,11 @@ static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st,
   PetscFunctionBegin;
   if ((PetscInt)nzr * CSRK_FILL_PARTS >= st->nnz) b->rbase = b->rbase > 0 ? PetscMin(b->rbase, tpart[1] / nzr) : tpart[1] / nzr;
   if ((PetscInt)nzf * CSRK_FILL_PARTS >= st->nnz) b->rslices = b->rslices > 0 ? PetscMin(b->rslices, tpart[0] / nzf) : tpart[0] / nzf;
-  if (b->rbase > 0 && b->rslices > 0) b->saved += nzf * (b->rbase - b->rslices);
-  if (b->judged || 4 * (PetscInt)nzf < st->nnz || !(b->rslices > 0 && b->rbase > 0)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (b->rbase > 0 && b->rslices > 0) {
+    b->saved += nzf * (b->rbase - b->rslices);
+    b->nfastst++;
+  }
+  if (b->judged || b->nfastst < CSRK_JUDGE_PRODUCTS) PetscFunctionReturn(PETSC_SUCCESS);
   if (b->rslices < b->rbase) {
     b->judged = PETSC_TRUE;
     PetscFunctionReturn(PETSC_SUCCESS);

@@ -629,7 +629,9 @@ static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSR
 {
   PetscFunctionBegin;
   st->index_bytes = sizeof(CSRKIdx);
-  if (plan->patterns && plan->onethread && opt->setup == MAT_CSRK_SETUP_BUDGET) {
+  /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
+     takes the search at once, which finds nothing) */
+  if (plan->patterns && plan->onethread && opt->setup == MAT_CSRK_SETUP_BUDGET && st->nnz > 0) {
     PetscCall(CSRKBeginParts(A, st));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
