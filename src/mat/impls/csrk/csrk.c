@@ -176,6 +176,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
+  if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP thread%s%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
@@ -590,11 +591,15 @@ PetscErrorCode MatCSRKSetTuning(Mat A, MatCSRKTuning tuning)
   Notes:
   The structure costs a build (a pattern search, value copies, maybe an ordering) and a copy of the values at each
   change, which only faster products pay back. With `MAT_CSRK_SETUP_BUDGET` the products run with PETSc's AIJ kernel
-  until the time they took, a small fraction of it, pays for the expected build; the products with the structure add
-  what they save, and every build or refresh spends its measured time. So a short solve runs as with `MATAIJ` and a
-  long one gets the structure early. A structure no faster than AIJ's product is dropped until the nonzero pattern
-  changes. `MAT_CSRK_SETUP_EAGER` builds at the first product: for benchmarks of the kernels. `MatCSRKGetInfo()` and
-  `MatView()` build the structure whatever the rule. The GPU type builds its device copy at the first product.
+  until they would have paid for the set-up at 5 % of their time: 20 products for the usual block (one thread, the
+  user's order), whose row patterns and row slices are then found and filled a part at a product, each part when the
+  time the parts before it saved (measured in the products) pays for it, the rows not yet filled running the AIJ loop;
+  a whole build otherwise (several threads, a reordering) after 140 products or more. A value change sends the filled
+  rows back to the AIJ loop and they are filled again the same way. So a short solve runs about as with `MATAIJ` and a
+  long one gets the structure after tens of products. A structure no faster than AIJ's product is dropped until the
+  nonzero pattern changes. `MAT_CSRK_SETUP_EAGER` builds the whole structure at the first product: for benchmarks of
+  the kernels. `MatCSRKGetInfo()` reports what a block has under the budget (`MatCSRKInfo.nunfilled`: rows still to
+  be filled) and builds it under `MAT_CSRK_SETUP_EAGER`. The GPU type builds its device copy at the first product.
 
 .seealso: `MATCSRK`, `MatCSRKSetup`, `MatCSRKGetInfo()`
 @*/

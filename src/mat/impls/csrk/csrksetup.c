@@ -1,19 +1,27 @@
 /*
-   When a CPU block builds its CSR-k structure and copies new values into it: the set-up budget (rent or buy).
+   When a CPU block builds its CSR-k structure and copies new values into it: the set-up budget (rent, then rent to own).
 
    The structure costs a build (a pattern search and copies of the values, an ordering where one is chosen) and a copy
    of the values after each change, and only faster products pay that back. A solve of a few products cannot, a long
    one can, and neither knows its length in advance. So a block multiplies with PETSc's AIJ kernel ("rent") until the
-   products since the last change would have paid for the set-up at CSRK_SETUP_BUDGET of their time: a build, expected
-   at CSRK_BUILD_PRODUCTS AIJ products, waits for CSRK_BUILD_PRODUCTS / CSRK_SETUP_BUDGET products; a refresh of the
-   values for CSRK_REFRESH_PRODUCTS / CSRK_SETUP_BUDGET. The set-up then never costs more than about that fraction of
-   the product time, in a short solve or a long one, which runs with the structure from early on.
+   products since the last change would have paid for the set-up at CSRK_SETUP_BUDGET of their time: a build expected
+   at P AIJ products waits for P / CSRK_SETUP_BUDGET products, a refresh of the values for CSRK_REFRESH_PRODUCTS /
+   CSRK_SETUP_BUDGET. The set-up then never costs more than about that fraction of the product time, in a short solve
+   or a long one.
 
-   The rule counts products, not seconds: the blocks of an MPI matrix, multiplied together, reach the count together
-   and build at the same product. A rule on each rank's own timings had them build at different products, each
-   build stalling the others at the next halo exchange (docs/design.md, "Set-up budget"). Timings serve one decision
-   that each rank may take alone: a structure whose products are no faster than AIJ's is dropped until the nonzero
-   pattern changes (the rank then runs AIJ's kernel, its fastest).
+   The usual block, one thread in the user's order whose rows make row slices (the MPI-only default), does better:
+   its build only allocates (CSRK_PARTS_PRODUCTS), and the row-pattern search and the copy of the values into slices,
+   nearly all of the cost, come a part at a product (CSRKBudgetFillPart(), "rent to own"): the products pay for each
+   part with the time the parts before it saved, measured in the products themselves, so the slices are complete after
+   tens of products instead of a whole build's 140. A value change sends the filled rows back to the AIJ loop at once
+   and they are filled again the same way.
+
+   Whole builds wait for counts of products, not seconds: the blocks of an MPI matrix, multiplied together, reach the
+   count together and build at the same product. A rule on each rank's own timings had them build at different
+   products, each build stalling the others at the next halo exchange (docs/design.md, "Set-up budget"). The parts
+   are decided on each rank's timings, but each is 1/CSRK_FILL_PARTS of a build, which bounds such a stall. Timings
+   also serve a decision that each rank may take alone: a structure whose products are no faster than AIJ's is
+   dropped until the nonzero pattern changes (the rank then runs AIJ's kernel, its fastest).
 
    The off-process block of an MPI matrix always runs AIJ's product (compressed rows). With the auto ordering the
    first build keeps the user's order; the check of a reordering (an ordering, a second build and the timing that
