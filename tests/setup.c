@@ -164,6 +164,22 @@ int main(int argc, char **argv)
     PetscCall(Compare(A, C, x, y, z, "new options"));
     PetscCall(MatCSRKGetInfo(C, &info));
     PetscCheck(info.nbuilds == nbuilds + 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "new options: expected the build at the 21st product");
+    if (slices && k == 1) {
+      /* new values, and a duplicate, in the middle of the fill (row patterns still being found): the rows go back to
+         the AIJ loop and are filled again, the duplicate starts its own; every product right */
+      Mat D;
+      for (PetscInt i = 0; i < max && !dropped && !info.nsliced; i++) {
+        PetscCall(Compare(A, C, x, y, z, "before new values in the fill"));
+        PetscCall(MatCSRKGetInfo(C, &info));
+        dropped = (PetscBool)(info.nsr == 0);
+      }
+      PetscCall(MatScale(A, 0.5));
+      PetscCall(MatScale(C, 0.5));
+      PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &D));
+      PetscCall(Compare(A, D, x, y, z, "duplicate in the fill"));
+      PetscCall(RunUntilFilled(A, D, x, y, z, max, "duplicate filled by parts", &info, &partial, &dropped));
+      PetscCall(MatDestroy(&D));
+    }
     if (slices) {
       PetscCall(RunUntilFilled(A, C, x, y, z, max, k == 3 ? "filled by parts, k = 3" : "filled by parts, k = 1", &info, &partial, &dropped));
       PetscCall(CheckFilled(&info, partial, dropped, k == 3 ? "fill with k = 3" : "fill with k = 1"));
