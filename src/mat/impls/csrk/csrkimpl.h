@@ -85,7 +85,7 @@ typedef struct {
 typedef struct {
   PetscLogDouble   tbase, tfast; /* best time of an AIJ product of this pattern and of one with the current structure */
   PetscLogDouble   spent, saved; /* the fill's set-up time, and the product time its filled rows saved, since it began */
-  PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop and of the rows filled into slices (0: not measured) */
+  PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop (at most tbase's) and of the rows filled into slices (0: not measured) */
   PetscLogDouble   tpart;        /* the last fill's time per row (0: none yet) */
   PetscInt         nclock;       /* products since the fill began (the pattern or the values changed) */
   PetscBool        judged;       /* the filled rows were found faster than AIJ's loop: not judged again */
@@ -195,7 +195,6 @@ PETSC_INTERN PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *);
 #define CSRK_SLICE 8
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *, PetscInt, PetscBool *);
-PETSC_INTERN void           MatCSRKSliceRowsFilled(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscLogDouble *);
 PETSC_INTERN void           MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5

@@ -224,6 +224,7 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
 
     if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
     if (b->noslices) opt.slices = PETSC_FALSE;
+    if (b->npattern < CSRKBudgetWait(PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS); /* the shortest wait */
     if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
     else if (MatCSRKKernelThreads(&opt, CSRKNonzeros(A)) > 1) cost = CSRK_BUILD_PRODUCTS;
     else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
@@ -260,7 +261,8 @@ static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st,
   const CSRKIdx  nzf = st->rowptr[st->rfill], nzr = (CSRKIdx)st->nnz - nzf;
 
   PetscFunctionBegin;
-  if ((PetscInt)nzr * CSRK_FILL_PARTS >= st->nnz) b->rbase = b->rbase > 0 ? PetscMin(b->rbase, tpart[1] / nzr) : tpart[1] / nzr;
+  if (!(b->rbase > 0)) b->rbase = b->tbase / st->nnz; /* the whole AIJ products' */
+  if ((PetscInt)nzr * CSRK_FILL_PARTS >= st->nnz) b->rbase = PetscMin(b->rbase, tpart[1] / nzr);
   if ((PetscInt)nzf * CSRK_FILL_PARTS >= st->nnz) b->rslices = b->rslices > 0 ? PetscMin(b->rslices, tpart[0] / nzf) : tpart[0] / nzf;
   if (b->rbase > 0 && b->rslices > 0) {
     b->saved += nzf * (b->rbase - b->rslices);
@@ -291,10 +293,8 @@ PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLo
   b->nvalues++;
   b->nclock++;
   if (!st) {
-    const PetscInt nz = CSRKNonzeros(A);
     b->nbase++;
     b->tbase = b->tbase > 0 ? PetscMin(b->tbase, t) : t;
-    if (nz) b->rbase = b->rbase > 0 ? PetscMin(b->rbase, t / nz) : t / nz;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   b->nfast++;
