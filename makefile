@@ -5,6 +5,7 @@
 #   make demo     runs tutorials/ex1 (CG on 3D Poisson, aij and csrk side by side)
 #   make deps     only the dependency check/installation
 #   make bench    a quick MatMult benchmark; make apps: PETSc's own tutorials timed with aij, sell and csrk
+#   make sweep    never slower? the test suite's tutorials and ksp ex10 on the bench matrices, aij against csrk
 #   V=1           prints the full compiler commands (by default one line per file)
 #
 # PETSc comes from PETSC_DIR/PETSC_ARCH when set, else from pkg-config (Debian's petsc-dev).
@@ -63,7 +64,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples
+.PHONY: all deps check test demo clean need-petsc cuda-check check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -157,6 +158,14 @@ apps-examples:
 	@echo "apps: PETSc's example sources not found under $(PETSC_DIR) (Debian: apt-get install libpetsc$$(pkg-config --modversion PETSc | cut -d. -f1,2)-dev-examples; or set PETSC_EXAMPLES to a PETSc source tree)"; exit 1
 apps: need-petsc $(LIB) $(if $(PETSC_EXAMPLES),$(APPS),apps-examples)
 	@APPS_DIR=$(APPS_DIR) CSRK_LIB=$(LIB) MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tutorials/apps.sh
+
+# never slower? every PETSc tutorial of the test suite, and ksp ex10 on every bench matrix (natural and randomly
+# renumbered), with aij and with csrk's default options on the same ranks, set-up included (tutorials/sweep.sh;
+# SWEEP_NP ranks beside 1, SWEEP_ROUNDS interleaved rounds, about 12 minutes a round on 2 cores): $(BUILD)/sweep/table.md
+SWEEP_NP     ?= $(CORES)
+SWEEP_ROUNDS ?= 3
+sweep: need-petsc $(LIB) $(TUTORIALS)
+	@NP=$(SWEEP_NP) ROUNDS=$(SWEEP_ROUNDS) CSRK_LIB=$(LIB) PERMBIN=$(BUILD)/tutorials/permbin MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tutorials/sweep.sh $(BUILD)/sweep
 
 # charts of the CSV files of make bench and make apps (PLOT_CSV) into PLOT_DIR, with matplotlib
 PYTHON   ?= $(or $(wildcard /usr/bin/python3),python3)

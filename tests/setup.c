@@ -66,8 +66,10 @@ static PetscErrorCode RunUntilFilled(Mat A, Mat C, Vec x, Vec y, Vec z, PetscInt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the structure filled its row slices by parts, or was dropped by the budget */
-static PetscErrorCode CheckFilled(const MatCSRKInfo *info, PetscBool partial, PetscBool dropped, const char *what)
+/* the structure filled its row slices by parts, or was dropped by the budget. A refill after new values may fill
+   every part before one product (the patterns are known: its parts cost less than the first fill's, whose time is
+   the estimate), so only the first fill must show a product with the slices filled in part. */
+static PetscErrorCode CheckFilled(const MatCSRKInfo *info, PetscBool partial, PetscBool dropped, PetscBool needpartial, const char *what)
 {
   PetscFunctionBegin;
   if (dropped) {
@@ -75,7 +77,7 @@ static PetscErrorCode CheckFilled(const MatCSRKInfo *info, PetscBool partial, Pe
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCheck(info->nsliced > 0 && info->nunfilled == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected every row filled, got %" PetscInt_FMT " rows in slices and %" PetscInt_FMT " not filled", what, info->nsliced, info->nunfilled);
-  PetscCheck(partial, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no product ran with the slices filled in part", what);
+  PetscCheck(partial || !needpartial, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no product ran with the slices filled in part", what);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
   if (slices) {
     /* its row patterns and slices found and filled a part at a product, every product right meanwhile */
     PetscCall(RunUntilFilled(A, C, x, y, z, max, "slices filled by parts", &info, &partial, &dropped));
-    PetscCall(CheckFilled(&info, partial, dropped, "first fill"));
+    PetscCall(CheckFilled(&info, partial, dropped, PETSC_TRUE, "first fill"));
   } else {
     /* rows that make no slices: the search stops, and the structure is built again without them */
     for (PetscInt i = 0; i < max && !(info.nbuilds >= 2 && info.nunfilled == 0); i++) { /* on every rank */
@@ -142,7 +144,7 @@ int main(int argc, char **argv)
     PetscCall(MatCSRKGetInfo(C, &info));
     PetscCheck(info.nrefresh == nrefresh + 1 && info.nunfilled > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: expected the slices to be filled again, got %" PetscInt_FMT " refreshes, %" PetscInt_FMT " rows not filled", info.nrefresh - nrefresh, info.nunfilled);
     PetscCall(RunUntilFilled(A, C, x, y, z, max, "after MatScale", &info, &partial, &dropped));
-    PetscCall(CheckFilled(&info, partial, dropped, "fill after MatScale"));
+    PetscCall(CheckFilled(&info, partial, dropped, PETSC_FALSE, "fill after MatScale"));
     PetscCheck(info.nbuilds == nbuilds, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: rebuilt");
   } else if (!slices) {
     /* a structure without slices: 20 products with AIJ's kernel, then the values copied at once (where the budget
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
     }
     if (slices) {
       PetscCall(RunUntilFilled(A, C, x, y, z, max, k == 3 ? "filled by parts, k = 3" : "filled by parts, k = 1", &info, &partial, &dropped));
-      PetscCall(CheckFilled(&info, partial, dropped, k == 3 ? "fill with k = 3" : "fill with k = 1"));
+      PetscCall(CheckFilled(&info, partial, dropped, PETSC_TRUE, k == 3 ? "fill with k = 3" : "fill with k = 1"));
     } else PetscCall(RunUntilBuilt(A, C, x, y, z, max, "new options, built without slices", &info));
   }
 

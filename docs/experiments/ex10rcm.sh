@@ -2,7 +2,7 @@
 # docs/experiments/ex10rcm.sh: on a randomly permuted matrix, does csrk with its defaults beat aij run on PETSc's own
 # whole-problem RCM permutation, in MatMult and end-to-end? PETSc's ksp ex10 (compiled unmodified from PETSc's
 # examples) reads a PETSc binary matrix and right-hand side; -permute rcm computes MatGetOrdering(RCM) of the matrix and
-# solves P A P^T (MatPermute, VecPermute) instead. Each matrix is written randomly permuted by permbin.c; then, in
+# solves P A P^T (MatPermute, VecPermute) instead. Each matrix is written randomly permuted by tutorials/permbin.c; then, in
 # ROUNDS interleaved rounds, on each rank count of NPS and for each iteration count of ITS (CG + Jacobi, -ksp_rtol
 # 1e-30 and -ksp_convergence_test skip: exactly that many iterations, where CG's recursive residual on these matrices
 # falls by 1e-30 in about 100), the configurations below, and a table of the best of the rounds (docs/design.md,
@@ -44,7 +44,6 @@ rpath=$(for w in $libs; do case $w in -L*) printf -- '-Wl,-rpath,%s ' "${w#-L}" 
 # shellcheck disable=SC2086
 {
   [ -x "$out/ex10" ] || mpicc -O2 $cflags "$examples/src/ksp/ksp/tutorials/ex10.c" -o "$out/ex10" $libs $rpath -lm || exit 1
-  mpicc -O2 -I"$top/include" $cflags "$top/docs/experiments/permbin.c" -o "$out/permbin" -L"$top/lib" -Wl,-rpath,"$top/lib" -lcsrk $libs $rpath || exit 1
 }
 
 # the randomly permuted binaries (seed 1), made once
@@ -52,7 +51,7 @@ mats=()
 mk() { # mk NAME PERMBIN-ARGS...
   local name=$1
   shift
-  [ -f "$out/$name.bin" ] || "$out/permbin" "$@" -permute 1 -o "$out/$name.bin" || { echo "ex10rcm: permbin $name failed"; return; }
+  [ -f "$out/$name.bin" ] || "$top/build/tutorials/permbin" "$@" -permute 1 -o "$out/$name.bin" || { echo "ex10rcm: permbin $name failed"; return; }
   mats+=("$name")
 }
 mk "lap3d7-$lapn" -problem lap3d7 -n "$lapn"

@@ -82,7 +82,15 @@ static inline PetscBool CSRKFilledByParts(const MatCSRKStructure *st)
   return (PetscBool)(st->sval && st->nthreads == 1 && st->shared);
 }
 
-/* Builds the structure with the options opt; its time is the fill's first expense */
+/* whether the products of st would be AIJ's own loop over AIJ's own arrays (one thread, the user's order, 32-bit
+   column indices, no row slices, patterns or nodes): such a structure cannot be faster, and judging it costs products */
+static inline PetscBool CSRKRunsAIJLoop(const MatCSRKStructure *st)
+{
+  return (PetscBool)(st->nthreads == 1 && !st->perm && !st->sval && !st->rowpat && !st->nodesz && st->index_bytes == 4);
+}
+
+/* Builds the structure with the options opt; its time is the fill's first expense. A structure that would run
+   AIJ's loop is not kept (a user who wants it anyway sets -mat_csrk_setup eager) */
 static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptions *opt)
 {
   MatCSRKBudget *b = &sp->budget;
@@ -98,6 +106,11 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->saved   = 0;
   b->nclock  = b->npattern;
   PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
+  if (CSRKRunsAIJLoop(sp->st)) {
+    PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    b->declined = PETSC_TRUE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -231,6 +244,7 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     else cost = CSRK_ONE_PRODUCTS;
     if (b->npattern < CSRKBudgetWait(cost)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
+    if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
   } else if (sp->state != state && CSRKFilledByParts(sp->st)) CSRKBudgetRefill(sp, state);
   else if (sp->state != state) {
     if (b->seen != state) { /* a change not seen before: the count starts */

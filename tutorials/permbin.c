@@ -1,12 +1,12 @@
 /*
    permbin - writes a randomly permuted copy P A P^T of a generated problem or a Matrix Market file as a PETSc binary
    file, the matrix followed by a random right-hand side b (seeded: the same for every run), which PETSc's ksp ex10
-   reads with -f (docs/experiments/ex10rcm.sh).
+   reads with -f (tutorials/sweep.sh, docs/experiments/ex10rcm.sh).
 
      permbin -problem lap3d7 -n 64 -permute 1 -o lap3d7-64.bin
      permbin -f wing.mtx -permute 1 -o wing.bin          (-permute -1: the ordering of the input)
 
-   Built by ex10rcm.sh against lib/libcsrk.so (MatCSRKCreateProblem(), MatCSRKReadMatrixMarket(), MatCSRKPermuteRandom()).
+   Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of lib/libcsrk.so; make builds it.
 */
 #include <petsccsrk.h>
 
