@@ -82,6 +82,60 @@ static inline PetscBool CSRKFilledByParts(const MatCSRKStructure *st)
   return (PetscBool)(st->sval && st->nthreads == 1 && st->shared);
 }
 
+/* whether rows r and s of the CSR arrays (ai, aj) have one pattern (the same offsets from their rows: row slices) or
+   one column list (row nodes) */
+static inline PetscBool CSRKSameRows(const PetscInt *ai, const PetscInt *aj, PetscInt r, PetscInt s, PetscBool offsets)
+{
+  const PetscInt len = ai[r + 1] - ai[r], d = offsets ? s - r : 0;
+
+  if (ai[s + 1] - ai[s] != len) return PETSC_FALSE;
+  for (PetscInt j = 0; j < len; j++)
+    if (aj[ai[s] + j] != aj[ai[r] + j] + d) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+/* the rows among [0, rows) in runs of 'run' consecutive rows alike (run = CSRK_SLICE with offsets: row slices), or
+   in runs of 2 to 'run' (run = CSRK_NODE_MAX without: row nodes), counted as the structure's own searches count them */
+static PetscInt CSRKProbeRuns(const PetscInt *ai, const PetscInt *aj, PetscInt m, PetscInt rows, PetscInt run, PetscBool offsets)
+{
+  PetscInt n = 0;
+
+  for (PetscInt r = 0; r < rows;) {
+    PetscInt s = 1;
+    while (s < run && r + s < m && CSRKSameRows(ai, aj, r, r + s, offsets)) s++;
+    if (offsets ? s == run : s > 1) n += s;
+    r += s;
+  }
+  return n;
+}
+
+/*
+   The probe of a block about to be built by parts: its first rows (a part's worth, at least 32 slices' worth),
+   before anything is allocated. Where fewer than half of them make row slices, the first part would stop the fill
+   (CSRKBudgetFillPart()): the block is built without slices (b->noslices) where half of them make row nodes, and
+   not at all (b->declined) where they do not either, since its products would then be AIJ's own loop.
+*/
+static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
+{
+  MatCSRKBudget  *b = &sp->budget;
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+  PetscInt        m, rows, nsliced, nnoderows = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  m       = A->rmap->n;
+  rows    = PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
+  nsliced = CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE);
+  if (2 * nsliced >= rows) PetscFunctionReturn(PETSC_SUCCESS);
+  if (sp->opt.nodes) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
+  b->noslices = PETSC_TRUE;
+  b->declined = (PetscBool)(2 * nnoderows < rows);
+  PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows in row slices, %" PetscInt_FMT " in row nodes: %s\n", nsliced, rows, nnoderows, b->declined ? "the structure would run AIJ's own loop, not built for this nonzero pattern" : "built without row slices"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* whether the products of st would be AIJ's own loop over AIJ's own arrays (one thread, the user's order, 32-bit
    column indices, no row slices, patterns or nodes): such a structure cannot be faster, and judging it costs products */
 static inline PetscBool CSRKRunsAIJLoop(const MatCSRKStructure *st)
@@ -243,6 +297,11 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
     else cost = CSRK_ONE_PRODUCTS;
     if (b->npattern < CSRKBudgetWait(cost)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (cost == CSRK_PARTS_PRODUCTS && CSRKNonzeros(A) > 0) {
+      PetscCall(CSRKBudgetProbe(A, sp));
+      if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
+      if (b->noslices) opt.slices = PETSC_FALSE;
+    }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
   } else if (sp->state != state && CSRKFilledByParts(sp->st)) CSRKBudgetRefill(sp, state);
