@@ -14,6 +14,7 @@
 #             unsymmetric files), a fixed count (-ksp_convergence_test skip) or "conv": to -ksp_rtol 1e-6.
 #
 #   bash tutorials/sweep.sh [OUT]          (OUT default build/sweep: binaries, logs, runs.csv, table.md)
+#   bash tutorials/sweep.sh --table CSV    (the tables of a runs.csv again)
 #
 # Environment: PARTS ("tutorials matrices"), NP (2), ROUNDS (3), ITS ("10 40 400 conv"), LAP_N (64: n^3 rows), EL_N (24:
 # n^3 nodes, 3 unknowns each), MATRICES (default ../shared/matrices beside the repository), FILES (the .mtx/.mtx.gz names
@@ -35,6 +36,41 @@ permbin=${PERMBIN:-$top/build/tutorials/permbin}
 mpiexec=${MPIEXEC:-mpiexec}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMP_NUM_THREADS=1
 unset PETSC_OPTIONS # the defaults, nothing else
+# the tables of a runs.csv: each case (best of the rounds of each type; aij's best over csrk's best), then a summary by
+# kind of case; "nothing built": csrk ran AIJ's kernel at every product there, so the spread of those ratios is the
+# measurement's own (an A/A comparison)
+table() {
+  python3 - "$1" <<'EOF'
+import csv, sys, collections, statistics
+best = collections.OrderedDict()
+for r in csv.DictReader(open(sys.argv[1])):
+    b = best.setdefault(r["case"], {}).setdefault(r["type"], {"solve": 1e30, "run": 1e30, "n": 0, "build": 0.0})
+    b["solve"] = min(b["solve"], float(r["solve_s"])); b["run"] = min(b["run"], float(r["run_s"])); b["n"] += 1
+    b["mults"] = r["mults"]; b["build"] = max(b["build"], float(r["build_s"]))
+mark = lambda x: f"**{x:.2f}**" if x < 0.97 else f"{x:.2f}"
+print("| case | ranks | products | aij solve ms | solve: aij / csrk | aij run ms | run: aij / csrk | csrk build ms |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+groups = collections.OrderedDict()
+for case, t in best.items():
+    name, np_ = case.rsplit("-np", 1)
+    if "aij" not in t or "csrk" not in t:
+        print(f"| {name} | {np_} | | | failed | | | |"); continue
+    a, c = t["aij"], t["csrk"]
+    rs, rr = a["solve"] / c["solve"], a["run"] / c["run"]
+    print(f"| {name} | {np_} | {a['mults']} | {1e3 * a['solve']:.1f} | {mark(rs)} | {1e3 * a['run']:.0f} | {mark(rr)} | {1e3 * c['build']:.1f} |")
+    if "-its" in name: kind = ("matrix, own order" if "-nat-" in name else "matrix, renumbered") + ", " + name.rsplit("-its", 1)[1] + " its"
+    else: kind = "tutorial, test size" if "-test" in name else "tutorial, user size"
+    groups.setdefault((kind, np_, c["build"] > 0), []).append(rs)
+print("\nBy kind of case, the solve's aij / csrk ratios (best of the rounds); built: csrk set something up (MatCSRKBuild)\n")
+print("| kind | ranks | csrk | cases | lowest | median | highest | below 0.97 |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for (kind, np_, built), v in sorted(groups.items(), key=lambda kv: (kv[0][0], int(kv[0][1]), not kv[0][2])):
+    print(f"| {kind} | {np_} | {'built' if built else 'nothing built'} | {len(v)} | {min(v):.2f} | {statistics.median(v):.2f} | {max(v):.2f} | {sum(x < 0.97 for x in v)} |")
+rounds = max(t["aij"]["n"] for t in best.values() if "aij" in t)
+print(f"\n{len(best)} cases, best of up to {rounds} rounds")
+EOF
+}
+if [ "${1:-}" = --table ]; then table "$2"; exit; fi
 mkdir -p "$out/bin" "$out/logs" && out=$(cd "$out" && pwd) || exit 1
 [ -f "$lib" ] || { echo "sweep: $lib not found (make)"; exit 1; }
 [ -x "$permbin" ] || { echo "sweep: $permbin not found (make)"; exit 1; }
@@ -170,25 +206,4 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
-# the best of the rounds of each case and type; aij's best over csrk's best
-python3 - "$csv" <<'EOF' | tee "$out/table.md"
-import csv, sys, collections
-best = collections.OrderedDict()
-for r in csv.DictReader(open(sys.argv[1])):
-    b = best.setdefault(r["case"], {}).setdefault(r["type"], {"solve": 1e30, "run": 1e30, "n": 0})
-    b["solve"] = min(b["solve"], float(r["solve_s"])); b["run"] = min(b["run"], float(r["run_s"])); b["n"] += 1
-    b["mults"] = r["mults"]; b["build"] = max(b.get("build", 0.0), float(r["build_s"]))
-print("| case | ranks | products | aij solve ms | solve: aij / csrk | aij run ms | run: aij / csrk | csrk build ms |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-low = []
-for case, t in best.items():
-    if "aij" not in t or "csrk" not in t:
-        print(f"| {case} | | | | failed | | | |"); continue
-    a, c = t["aij"], t["csrk"]
-    rs, rr = a["solve"] / c["solve"], a["run"] / c["run"]
-    mark = lambda x: f"**{x:.2f}**" if x < 0.97 else f"{x:.2f}"
-    if rs < 0.97 or rr < 0.97: low.append(case)
-    np_ = case.rsplit("-np", 1)[1]
-    print(f"| {case.rsplit('-np', 1)[0]} | {np_} | {a['mults']} | {1e3 * a['solve']:.1f} | {mark(rs)} | {1e3 * a['run']:.0f} | {mark(rr)} | {1e3 * c['build']:.1f} |")
-print(f"\n{len(best)} cases, best of {max(t['aij']['n'] for t in best.values() if 'aij' in t)} rounds; below 0.97: {', '.join(low) if low else 'none'}")
-EOF
+table "$csv" | tee "$out/table.md"

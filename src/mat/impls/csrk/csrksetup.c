@@ -38,11 +38,21 @@
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
 #define CSRK_JUDGE_PRODUCTS   8    /* products with a new structure before it is compared with AIJ's product */
+#define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "The probe") */
 
 /* the products to wait for a set-up of this expected cost */
 static inline PetscInt CSRKBudgetWait(PetscReal products)
 {
   return (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
+}
+
+/* whether a build of this expected cost (in AIJ products) waits still: its cost is at least CSRK_BUILD_FLOOR seconds,
+   the allocations of any build, which the products of a small block (a coarse level of a multigrid) take thousands
+   of to pay for at the budget */
+static inline PetscBool CSRKBudgetBuildWaits(const MatCSRKBudget *b, PetscReal products)
+{
+  if (b->tbase > 0) products = PetscMax(products, CSRK_BUILD_FLOOR / b->tbase);
+  return (PetscBool)(b->npattern < CSRKBudgetWait(products));
 }
 
 /* A new nonzero pattern (or new options): nothing known of its products yet */
@@ -200,18 +210,26 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
    waits for the expected cost of a part; later ones are estimated from the last one's time. *filled: whether a part
    was filled.
 */
+/* whether the account of the fill allows its next part now (the rule above) */
+static inline PetscBool CSRKBudgetPartDue(const MatCSRKBudget *b, const MatCSRKStructure *st)
+{
+  const PetscInt  rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
+  const PetscReal est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
+
+  return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase);
+}
+
 static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *filled)
 {
   MatCSRKBudget    *b  = &sp->budget;
   MatCSRKStructure *st = sp->st;
   const PetscInt    rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, r0 = st->rfill;
-  const PetscReal   est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
   PetscLogDouble    t0, t1;
   PetscBool         fits;
 
   PetscFunctionBegin;
   *filled = PETSC_FALSE;
-  if (b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!CSRKBudgetPartDue(b, st)) PetscFunctionReturn(PETSC_SUCCESS);
   *filled = PETSC_TRUE;
   PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t0));
@@ -296,7 +314,7 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     else if (MatCSRKKernelThreads(&opt, CSRKNonzeros(A)) > 1) cost = CSRK_BUILD_PRODUCTS;
     else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
     else cost = CSRK_ONE_PRODUCTS;
-    if (b->npattern < CSRKBudgetWait(cost)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (CSRKBudgetBuildWaits(b, cost)) PetscFunctionReturn(PETSC_SUCCESS);
     if (cost == CSRK_PARTS_PRODUCTS && CSRKNonzeros(A) > 0) {
       PetscCall(CSRKBudgetProbe(A, sp));
       if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
@@ -313,6 +331,8 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     if (b->nvalues < CSRKBudgetWait(CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(MatSeqCSRKRefreshStructure(A));
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
+  /* nothing filled and no part due: AIJ's own kernel, without attaching the AIJ arrays (a lookup per product) */
+  if (sp->st->sval && !sp->st->rfill && !CSRKBudgetPartDue(b, sp->st)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatCSRKStructureAttach(A, sp->st));
   if (sp->st->sval && sp->st->rfill < sp->st->m) {
     PetscBool filled = PETSC_TRUE;
