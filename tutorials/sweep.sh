@@ -61,11 +61,16 @@ for case, t in best.items():
     if "-its" in name: kind = ("matrix, own order" if "-nat-" in name else "matrix, renumbered") + ", " + name.rsplit("-its", 1)[1] + " its"
     else: kind = "tutorial, test size" if "-test" in name else "tutorial, user size"
     groups.setdefault((kind, np_, c["build"] > 0), []).append(rs)
-print("\nBy kind of case, the solve's aij / csrk ratios (best of the rounds); built: csrk set something up (MatCSRKBuild)\n")
-print("| kind | ranks | csrk | cases | lowest | median | highest | below 0.97 |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-for (kind, np_, built), v in sorted(groups.items(), key=lambda kv: (kv[0][0], int(kv[0][1]), not kv[0][2])):
-    print(f"| {kind} | {np_} | {'built' if built else 'nothing built'} | {len(v)} | {min(v):.2f} | {statistics.median(v):.2f} | {max(v):.2f} | {sum(x < 0.97 for x in v)} |")
+def summary(groups, title):
+    print(f"\n{title}, the solve's aij / csrk ratios (best of the rounds); built: csrk set something up (MatCSRKBuild)\n")
+    print("| kind | ranks | csrk | cases | lowest | median | highest | below 0.97 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for (kind, np_, built), v in sorted(groups.items(), key=lambda kv: (kv[0][0], int(kv[0][1]), not kv[0][2])):
+        print(f"| {kind} | {np_} | {'built' if built else 'nothing built'} | {len(v)} | {min(v):.2f} | {statistics.median(v):.2f} | {max(v):.2f} | {sum(x < 0.97 for x in v)} |")
+short = collections.OrderedDict()
+for (kind, np_, built), v in groups.items(): short.setdefault((kind.split(", ")[0] + ", " + kind.split(", ")[1], np_, built), []).extend(v)
+summary(short, "By kind of case")
+summary(groups, "By kind of case and iterations")
 rounds = max(t["aij"]["n"] for t in best.values() if "aij" in t)
 print(f"\n{len(best)} cases, best of up to {rounds} rounds")
 EOF

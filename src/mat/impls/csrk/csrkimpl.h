@@ -86,6 +86,7 @@ typedef struct {
   PetscLogDouble   tbase, tfast; /* best time of an AIJ product of this pattern and of one with the current structure */
   PetscLogDouble   spent, saved; /* the fill's set-up time, and the product time its filled rows saved, since it began */
   PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop (at most tbase's) and of the rows filled into slices (0: not measured) */
+  PetscLogDouble   rloop;          /* best time per nonzero of the rows not yet filled, in the fill's own AIJ loop (0: not measured) */
   PetscLogDouble   tpart;        /* the last fill's time per row (0: none yet) */
   PetscInt         nclock;       /* products since the fill began (the pattern or the values changed) */
   PetscBool        judged;       /* the filled rows were found faster than AIJ's loop: not judged again */

@@ -64,6 +64,7 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
   b->saved    = 0;
   b->rbase    = 0;
   b->rslices  = 0;
+  b->rloop    = 0;
   b->tpart    = 0;
   b->nclock   = 0;
   b->npattern = 0;
@@ -355,10 +356,15 @@ static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st,
 
   PetscFunctionBegin;
   if (!(b->rbase > 0)) b->rbase = b->tbase / st->nnz; /* the whole AIJ products' */
-  if ((PetscInt)nzr * CSRK_FILL_PARTS >= st->nnz) b->rbase = PetscMin(b->rbase, tpart[1] / nzr);
+  if ((PetscInt)nzr * CSRK_FILL_PARTS >= st->nnz) {
+    b->rbase = PetscMin(b->rbase, tpart[1] / nzr);
+    b->rloop = b->rloop > 0 ? PetscMin(b->rloop, tpart[1] / nzr) : tpart[1] / nzr;
+  }
   if ((PetscInt)nzf * CSRK_FILL_PARTS >= st->nnz) b->rslices = b->rslices > 0 ? PetscMin(b->rslices, tpart[0] / nzf) : tpart[0] / nzf;
   if (b->rbase > 0 && b->rslices > 0) {
-    b->saved += nzf * (b->rbase - b->rslices);
+    /* against AIJ's own product: the filled rows' gain, less what the rows not filled lose where the fill's AIJ loop
+       is slower than AIJ's own kernel */
+    b->saved += nzf * (b->rbase - b->rslices) - (b->rloop > 0 ? nzr * PetscMax(0, b->rloop - b->tbase / st->nnz) : 0);
     b->nfastst++;
   }
   if (b->judged || b->nfastst < CSRK_JUDGE_PRODUCTS) PetscFunctionReturn(PETSC_SUCCESS);
