@@ -38,7 +38,7 @@
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
 #define CSRK_JUDGE_PRODUCTS   8    /* products with a new structure before it is compared with AIJ's product */
-#define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "The probe") */
+#define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "Two costs that a small block does not repay") */
 
 /* the products to wait for a set-up of this expected cost */
 static inline PetscInt CSRKBudgetWait(PetscReal products)
@@ -201,6 +201,15 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* whether the account of the fill allows its next part now (the rule of CSRKBudgetFillPart() below) */
+static inline PetscBool CSRKBudgetPartDue(const MatCSRKBudget *b, const MatCSRKStructure *st)
+{
+  const PetscInt  rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
+  const PetscReal est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
+
+  return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase);
+}
+
 /*
    The fill of the row slices a part at a product (rent to own). The rows filled so far multiply from the slices,
    the others with the AIJ loop, and each product times the two parts, so that the time the filled rows save is
@@ -211,15 +220,6 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
    waits for the expected cost of a part; later ones are estimated from the last one's time. *filled: whether a part
    was filled.
 */
-/* whether the account of the fill allows its next part now (the rule above) */
-static inline PetscBool CSRKBudgetPartDue(const MatCSRKBudget *b, const MatCSRKStructure *st)
-{
-  const PetscInt  rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
-  const PetscReal est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
-
-  return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase);
-}
-
 static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *filled)
 {
   MatCSRKBudget    *b  = &sp->budget;
