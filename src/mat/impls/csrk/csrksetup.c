@@ -307,16 +307,19 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
   if (!sp->st) {
     MatCSRKOptions opt = sp->opt;
     PetscReal      cost;
+    PetscInt       nz;
 
     if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
     if (b->noslices) opt.slices = PETSC_FALSE;
-    if (b->npattern < CSRKBudgetWait(PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS); /* the shortest wait */
+    /* the shortest wait (the build floor included), before the nonzero count, a lookup, is asked for */
+    if (CSRKBudgetBuildWaits(b, PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS);
+    nz = CSRKNonzeros(A);
     if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
-    else if (MatCSRKKernelThreads(&opt, CSRKNonzeros(A)) > 1) cost = CSRK_BUILD_PRODUCTS;
+    else if (MatCSRKKernelThreads(&opt, nz) > 1) cost = CSRK_BUILD_PRODUCTS;
     else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
     else cost = CSRK_ONE_PRODUCTS;
     if (CSRKBudgetBuildWaits(b, cost)) PetscFunctionReturn(PETSC_SUCCESS);
-    if (cost == CSRK_PARTS_PRODUCTS && CSRKNonzeros(A) > 0) {
+    if (cost == CSRK_PARTS_PRODUCTS && nz > 0) {
       PetscCall(CSRKBudgetProbe(A, sp));
       if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
       if (b->noslices) opt.slices = PETSC_FALSE;
