@@ -142,10 +142,11 @@ if [[ " $parts " == *" tutorials "* ]]; then
       "ex19-np$p|ex19|$p|SNESSolve|dm_mat_type|-da_grid_x 129 -da_grid_y 129 -ksp_type gmres -pc_type jacobi -ksp_max_it 400")
   done
   # ex56 cuts its cube into a cube of ranks: 1 and 8
-  cases+=("ex56-test-np1|ex56|1|KSPSolve|mat_type|-ne 11 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8"
-    "ex56-np1|ex56|1|KSPSolve|mat_type|-ne 31 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8"
-    "ex56-test-np8|ex56|8|KSPSolve|mat_type|-ne 11 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8")
-  [ "$np" -ge 8 ] && cases+=("ex56-np8|ex56|8|KSPSolve|mat_type|-ne 31 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8")
+  a56="-alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8"
+  cases+=("ex56-test-np1|ex56|1|KSPSolve|mat_type|-ne 11 $a56"
+    "ex56-np1|ex56|1|KSPSolve|mat_type|-ne 31 $a56"
+    "ex56-test-np8|ex56|8|KSPSolve|mat_type|-ne 11 $a56")
+  [ "$np" -ge 8 ] && cases+=("ex56-np8|ex56|8|KSPSolve|mat_type|-ne 31 $a56")
 fi
 if [[ " $parts " == *" matrices "* ]]; then
   mats=()
