@@ -109,7 +109,7 @@ done
 # the set-up budget (the default): short runs build nothing, long runs build once the products paid for it, value and
 # option changes, the off-process block left to AIJ's compressed rows
 for np in $ranks; do
-  run "set-up budget lap3d7" "$np" "$build/tests/setup" -problem lap3d7 -n 30
+  run "set-up budget lap3d7 (value lists found, dropped and found again with the values)" "$np" "$build/tests/setup" -problem lap3d7 -n 30 -expect_values 1
 done
 run "set-up budget permuted random (neither slices nor nodes: not built; the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000 -expect_slices 0
 run "set-up budget elasticity3d (no slices: built without them, with row nodes)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1
@@ -121,7 +121,13 @@ for np in $ranks; do
   run "parity lap2d5, row slices, 3 threads: the same bits as aij" "$np" "$build/tests/parity" -problem lap2d5 -n 120 -tol 0 -expect_patterns 1 -mat_csrk_threads 3
   run "parity lap3d7, row slices off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 2 -mat_csrk_row_slices 0
   run "state lap3d27, row slices (values rewritten into the interleaved copy)" "$np" "$build/tests/state" -problem lap3d27 -n 14 -mat_csrk_threads 2
+  run "parity lap3d7, value lists on one thread: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
+  run "parity lap3d27, value lists on one thread: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
+  run "parity lap3d7, value lists off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1 -mat_csrk_row_values 0
+  run "state lap3d7, value lists on one thread (found again after each change of values)" "$np" "$build/tests/state" -problem lap3d7 -n 14 -mat_csrk_threads 1
 done
+# value lists: slices whose 8 rows repeat one list of values keep it once (one thread)
+run_grep "value lists used on a 7-point stencil" "Row slices: .* [1-9][0-9]* of them with one list of values kept once" "$build/tests/parity" -problem lap3d7 -n 20 -kmin 2 -kmax 2 -mat_csrk_threads 1 -info
 # row nodes: one thread over column indices with rows in their own order (natural, renumbered copies) multiplies
 # consecutive rows with one column list together (runs of 1 to 7 rows: every node size, and runs split at 5); each row
 # summed in its order, so the same bits as csrk without nodes in the same internal order (-tol 0), and within 1e-12 of

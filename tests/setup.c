@@ -7,6 +7,7 @@ static const char help[] = "The set-up budget (MatCSRKSetSetup(), -mat_csrk_setu
                            "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default lap3d7, 40)\n"
                            "  -expect_slices <0,1>    whether its rows make row slices (default 1)\n"
                            "  -expect_nodes <0,1>     without slices: whether they make row nodes (default 0)\n"
+                           "  -expect_values <0,1>    with slices: whether slices of rows with one list of values keep it once (default 0)\n"
                            "  -max_products <n>       products to wait at most for each step (default 4000)\n";
 
 #include <petsccsrk.h>
@@ -83,6 +84,46 @@ static PetscErrorCode CheckFilled(const MatCSRKInfo *info, PetscBool partial, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* one in 13 of the local rows' diagonal entries plus d, in A and C */
+static PetscErrorCode AddToSomeDiagonals(Mat A, Mat C, PetscScalar d)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  for (PetscInt r = rstart; r < rend; r += 13) {
+    PetscCall(MatSetValue(A, r, r, d, ADD_VALUES));
+    PetscCall(MatSetValue(C, r, r, d, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* value lists (MatCSRKSetRowValues()): slices of a constant-coefficient stencil keep one list; a change in one row of
+   most slices leaves them their own values (a list kept would give stale products, which Compare() catches), and the
+   old values bring the lists back */
+static PetscErrorCode CheckValueLists(Mat A, Mat C, Vec x, Vec y, Vec z, PetscInt max, MatCSRKInfo *info)
+{
+  PetscInt  nvalued = info->nvalued;
+  PetscBool partial, dropped;
+
+  PetscFunctionBegin;
+  PetscCheck(nvalued > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "value lists: none in %" PetscInt_FMT " rows of slices", info->nsliced);
+  PetscCall(AddToSomeDiagonals(A, C, 1.0));
+  PetscCall(RunUntilFilled(A, C, x, y, z, max, "value lists, one row in 13 changed", info, &partial, &dropped));
+  if (dropped) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CheckFilled(info, partial, dropped, PETSC_FALSE, "fill with one row in 13 changed"));
+  PetscCheck(2 * info->nvalued < nvalued, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "value lists: one row in 13 changed, still %" PetscInt_FMT " of %" PetscInt_FMT " rows with lists", info->nvalued, nvalued);
+  PetscCall(AddToSomeDiagonals(A, C, -1.0)); /* the values are small integers: back to the same bits */
+  PetscCall(RunUntilFilled(A, C, x, y, z, max, "value lists, values restored", info, &partial, &dropped));
+  if (dropped) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(info->nvalued == nvalued, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "value lists: values restored, %" PetscInt_FMT " rows with lists instead of %" PetscInt_FMT, info->nvalued, nvalued);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, C;
@@ -91,7 +132,7 @@ int main(int argc, char **argv)
   PetscInt    n = 40, max = 4000, nbase, nbuilds, nrefresh;
   MatCSRKInfo info;
   PetscMPIInt size;
-  PetscBool   slices = PETSC_TRUE, nodes = PETSC_FALSE, partial, dropped = PETSC_FALSE;
+  PetscBool   slices = PETSC_TRUE, nodes = PETSC_FALSE, values = PETSC_FALSE, partial, dropped = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -101,6 +142,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_products", &max, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_slices", &slices, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_nodes", &nodes, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_values", &values, NULL));
   PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_BUDGET)); /* whatever the environment asks for the other tests */
@@ -150,6 +192,7 @@ int main(int argc, char **argv)
     PetscCall(RunUntilFilled(A, C, x, y, z, max, "after MatScale", &info, &partial, &dropped));
     PetscCall(CheckFilled(&info, partial, dropped, PETSC_FALSE, "fill after MatScale"));
     PetscCheck(info.nbuilds == nbuilds, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: rebuilt");
+    if (values && !dropped) PetscCall(CheckValueLists(A, C, x, y, z, max, &info));
   } else if (!slices) {
     /* a structure without slices: 20 products with AIJ's kernel, then the values copied at once (where the budget
        kept the structure: on a busy machine it may drop it on some rank, whose products all run AIJ's kernel) */

@@ -30,6 +30,7 @@ typedef struct {
   PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
   PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
   PetscBool       nodes;    /* one thread, rows in their own order: consecutive rows with one column list multiplied together (CPU) */
+  PetscBool       values;   /* with slices (one thread): slices whose rows repeat one list of values keep it once (CPU) */
   MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
   /* CUDA type */
   PetscBool         gpu; /* sizes from the GPU model */
@@ -55,9 +56,12 @@ typedef struct {
   PetscInt        npat;
   void           *patsearch; /* a row-pattern search done a part at a time (csrkpatterns.c): its dictionary, which patptr and patoff point into; NULL once done */
   PetscInt        rpat;      /* with patsearch: rows [0, rpat) numbered */
-  PetscScalar    *sval;     /* nnz: the values with the rows of each slice interleaved (csrkslices.c), or NULL */
+  PetscScalar    *sval;     /* nnz: the values with the rows of each slice interleaved, in the kernel's order, without those of slices that keep a list (csrkslices.c), or NULL */
   PetscInt        nsliced;  /* rows in slices */
   PetscInt        rfill;    /* with sval: its rows [0, rfill) are current; m, or less while it is filled a part at a product (one thread) */
+  struct _n_MatCSRKRowValues *rowvals; /* with sval (one thread): the value lists of slices whose rows repeat one (csrkslices.c), or NULL */
+  PetscInt        nvalued;  /* rows in such slices */
+  PetscInt        qfill;    /* with sval, one thread: the position in sval of row rfill's values */
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   PetscScalar    *val;      /* nnz */
@@ -194,9 +198,25 @@ PETSC_INTERN PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *, PetscInt, 
 PETSC_INTERN PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *);
 /* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
 #define CSRK_SLICE 8
+/* Value lists: a slice whose CSRK_SLICE rows repeat one list of values (the interior of a constant-coefficient stencil)
+   keeps it once, in a dictionary beside the row patterns', and its rows' pattern numbers become CSRK_VALUED + the
+   list's number, which carries the row pattern. Sizes: the lists stay in the L1 cache with the patterns' offsets. */
+#define CSRK_VALUED             0x8000u
+#define CSRK_VALUES_MAX         255
+#define CSRK_VALUES_MAX_ENTRIES 2048
+#define CSRK_VALUES_SLOTS       512
+typedef struct _n_MatCSRKRowValues {
+  PetscInt    n;                                  /* lists */
+  PetscInt    last;                               /* the list found last, tried first; -1: none */
+  CSRKIdx     start[CSRK_VALUES_MAX + 1];         /* list v is val[start[v] .. start[v+1]) */
+  uint16_t    pat[CSRK_VALUES_MAX];               /* the row pattern of list v */
+  uint16_t    slot[CSRK_VALUES_SLOTS];            /* hash table: 1 + list, 0: free */
+  PetscScalar val[CSRK_VALUES_MAX_ENTRIES];
+} MatCSRKRowValues;
+PETSC_INTERN PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *, PetscInt, PetscBool *);
-PETSC_INTERN void           MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscInt       MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *, PetscInt *);

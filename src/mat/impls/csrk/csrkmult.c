@@ -45,7 +45,7 @@
     } \
   } while (0)
 /* The same with row slices (csrkslices.c), which add z themselves */
-#define CSRK_SLICE_ROWS(R0, R1, OUT, UNUSED) MatCSRKSliceRows(st, (R0), (R1), xx, zz, out)
+#define CSRK_SLICE_ROWS(R0, R1, OUT, UNUSED) q = MatCSRKSliceRows(st, (R0), (R1), q, xx, zz, out)
 /* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
 #define CSRK_NEST(ROWS, OUT, ...) \
   do { \
@@ -82,9 +82,11 @@ static PetscErrorCode CSRKMultFilling(const MatCSRKStructure *st, const PetscSca
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  if (st->k == 1) MatCSRKSliceRows(st, 0, st->rfill, x, z, y);
-  else
-    for (PetscInt s = 0; s < st->nsr && st->srptr[s] < st->rfill; s++) MatCSRKSliceRows(st, st->srptr[s], PetscMin(st->srptr[s + 1], st->rfill), x, z, y);
+  if (st->k == 1) (void)MatCSRKSliceRows(st, 0, st->rfill, 0, x, z, y);
+  else {
+    PetscInt q = 0;
+    for (PetscInt s = 0; s < st->nsr && st->srptr[s] < st->rfill; s++) q = MatCSRKSliceRows(st, st->srptr[s], PetscMin(st->srptr[s + 1], st->rfill), q, x, z, y);
+  }
   PetscCall(PetscTime(&t1));
   if (!zz) CSRK_ROWS(r0, r1, sum, 0, CSRKIdx, cj);
   else CSRK_ROWS(r0, r1, zz[r] + sum, 0, CSRKIdx, cj);
@@ -136,7 +138,10 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
       xx = st->xwork;
     }
     if (st->nodesz) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
-    else if (st->sval) CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);
+    else if (st->sval) {
+      PetscInt q = rp[r0]; /* the slices' values of the thread's rows, read in order from its first row's (csrkslices.c) */
+      CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);
+    }
     else if (rowpat) CSRK_OUTPUTS(CSRK_PATTERN_ROWS, 0);
     else if (co) CSRK_OUTPUTS(CSRK_ROWS, 1, int16_t, co);
     else CSRK_OUTPUTS(CSRK_ROWS, 0, CSRKIdx, cj);

@@ -366,8 +366,10 @@ static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st,
   if ((PetscInt)nzf * CSRK_FILL_PARTS >= st->nnz) b->rslices = b->rslices > 0 ? PetscMin(b->rslices, tpart[0] / nzf) : tpart[0] / nzf;
   if (b->rbase > 0 && b->rslices > 0) {
     /* against AIJ's own product: the filled rows' gain, less what the rows not filled lose where the fill's AIJ loop
-       is slower than AIJ's own kernel */
-    b->saved += nzf * (b->rbase - b->rslices) - (b->rloop > 0 ? nzr * PetscMax(0, b->rloop - b->tbase / st->nnz) : 0);
+       is slower than AIJ's own kernel. That loss is taken at most at half the budget's share of a product: the fill
+       is what ends it, and a larger loss, which noise in the two minima can give, would stop the fill for good */
+    const PetscLogDouble loss = b->rloop > 0 ? nzr * PetscMax(0, b->rloop - b->tbase / st->nnz) : 0;
+    b->saved += nzf * (b->rbase - b->rslices) - PetscMin(loss, 0.5 * CSRK_SETUP_BUDGET * b->tbase);
     b->nfastst++;
   }
   if (b->judged || b->nfastst < CSRK_JUDGE_PRODUCTS) PetscFunctionReturn(PETSC_SUCCESS);

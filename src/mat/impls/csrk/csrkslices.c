@@ -12,6 +12,19 @@
 
    A slice never crosses the row blocks the kernel walks (super-rows, or the thread's rows for k = 1); the fill of sval
    and the kernel find the slices with the same greedy scan, CSRKSliceAt().
+
+   Value lists (one thread): a slice whose 8 rows repeat one list of values, as the interior rows of a stencil with
+   constant coefficients do, keeps that list once in a small dictionary (MatCSRKRowValues) instead of 8 interleaved
+   copies in sval, and its rows' pattern numbers become CSRK_VALUED + the list's number. Entry j of the 8 rows is then
+   one value times 8 entries of x: the slice reads no values from memory, and the product of such rows streams x, y and
+   2 bytes per row. The lists are the same bits as the values (compared bitwise), so the products are too. Renumbering
+   the slice's rows keeps the greedy scan of the kernel the fill's: a list belongs to one pattern, so rows of different
+   patterns stay different, and rows of one slice stay alike.
+
+   sval holds the values of the other slices and rows in the order the kernel reads them, without gaps where slices
+   keep a list: the kernel and the fill walk it with a running position from the first row of a thread (with several
+   threads, where there are no lists, that is each row's row pointer). Values at their row pointers would leave the
+   rows between such slices scattered reads, each a cache miss that the hardware's prefetcher does not foresee.
 */
 #include "csrkimpl.h"
 #include <string.h>
@@ -49,26 +62,77 @@ static inline PetscBool CSRKSliceAt(const uint16_t *rowpat, PetscInt r, PetscInt
   return same;
 }
 
-/* the rows of block [r0, r1) from row r0, a row where the block's scan for slices stops, until the scan reaches rstop
-   (or r1), into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows together), other rows
-   copied; returns the rows in slices and in *rend the row where the scan stopped (the start of the next slice or row) */
-static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt rstop, const PetscScalar *restrict val, PetscScalar *restrict sval, PetscInt *rend)
+/* whether the CSRK_SLICE rows of nz values each from val repeat the first one's (bitwise) */
+static inline PetscBool CSRKRowsRepeatValues(const PetscScalar *val, CSRKIdx nz)
 {
-  const CSRKIdx *rp = st->rowptr;
-  PetscInt       r = r0, nsliced = 0;
+  for (int l = 1; l < CSRK_SLICE; l++)
+    if (memcmp(val, val + l * nz, sizeof(PetscScalar) * (size_t)nz)) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+static inline uint32_t CSRKValuesHash(uint16_t p, const PetscScalar *val, CSRKIdx nz)
+{
+  const unsigned char *b = (const unsigned char *)val;
+  uint32_t             h = 2166136261u ^ p;
+  for (size_t i = 0; i < sizeof(PetscScalar) * (size_t)nz; i++) h = (h ^ b[i]) * 16777619u;
+  return h;
+}
+
+static inline PetscBool CSRKValuesAre(const MatCSRKRowValues *rv, PetscInt v, uint16_t p, const PetscScalar *val, CSRKIdx nz)
+{
+  return (PetscBool)(rv->pat[v] == p && rv->start[v + 1] - rv->start[v] == nz && !memcmp(rv->val + rv->start[v], val, sizeof(PetscScalar) * (size_t)nz));
+}
+
+/* the number of the list val[0..nz) of pattern p in rv, added if new; -1 when rv is full */
+static PetscInt CSRKValuesFind(MatCSRKRowValues *rv, uint16_t p, const PetscScalar *val, CSRKIdx nz)
+{
+  uint32_t s;
+
+  if (rv->last >= 0 && CSRKValuesAre(rv, rv->last, p, val, nz)) return rv->last;
+  for (s = CSRKValuesHash(p, val, nz) & (CSRK_VALUES_SLOTS - 1);; s = (s + 1) & (CSRK_VALUES_SLOTS - 1)) {
+    const PetscInt v = (PetscInt)rv->slot[s] - 1;
+    if (v < 0) break;
+    if (CSRKValuesAre(rv, v, p, val, nz)) return rv->last = v;
+  }
+  if (rv->n == CSRK_VALUES_MAX || rv->start[rv->n] + nz > CSRK_VALUES_MAX_ENTRIES) return -1;
+  memcpy(rv->val + rv->start[rv->n], val, sizeof(PetscScalar) * (size_t)nz);
+  rv->pat[rv->n]       = p;
+  rv->start[rv->n + 1] = rv->start[rv->n] + nz;
+  rv->slot[s]          = (uint16_t)(rv->n + 1);
+  return rv->last = rv->n++;
+}
+
+/* the rows of block [r0, r1) from row r0, a row where the block's scan for slices stops, until the scan reaches rstop
+   (or r1), into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows together), or, when its
+   rows repeat one list of values and st has value lists, that list's number in their patterns; other rows copied;
+   from and to position *q of sval. Returns the rows in slices, in *nvalued those in slices of one list, and in *rend the row where the scan stopped
+   (the start of the next slice or row) */
+static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt rstop, const PetscScalar *restrict val, PetscScalar *restrict sval, PetscInt *q, PetscInt *nvalued, PetscInt *rend)
+{
+  const CSRKIdx    *rp = st->rowptr;
+  MatCSRKRowValues *rv = sval ? st->rowvals : NULL;
+  PetscInt          r = r0, nsliced = 0;
 
   while (r < PetscMin(r1, rstop)) {
     const CSRKIdx q0 = rp[r];
     if (CSRKSliceAt(st->rowpat, r, r1)) {
       const CSRKIdx nz = rp[r + 1] - q0;
-      if (sval)
-        for (CSRKIdx j = 0; j < nz; j++)
-          for (int l = 0; l < CSRK_SLICE; l++) sval[q0 + CSRK_SLICE * j + l] = val[q0 + l * nz + j];
+      PetscInt      v  = -1;
+      if (rv && CSRKRowsRepeatValues(val + q0, nz)) v = CSRKValuesFind(rv, st->rowpat[r], val + q0, nz);
+      if (v >= 0) {
+        for (int l = 0; l < CSRK_SLICE; l++) st->rowpat[r + l] = (uint16_t)(CSRK_VALUED + v);
+        *nvalued += CSRK_SLICE;
+      } else {
+        if (sval)
+          for (CSRKIdx j = 0; j < nz; j++)
+            for (int l = 0; l < CSRK_SLICE; l++) sval[*q + CSRK_SLICE * j + l] = val[q0 + l * nz + j];
+        *q += CSRK_SLICE * nz;
+      }
       r += CSRK_SLICE;
       nsliced += CSRK_SLICE;
     } else {
-      if (sval)
-        for (CSRKIdx q = q0; q < rp[r + 1]; q++) sval[q] = val[q];
+      if (sval) memcpy(sval + *q, val + q0, sizeof(PetscScalar) * (size_t)(rp[r + 1] - q0));
+      *q += rp[r + 1] - q0;
       r++;
     }
   }
@@ -76,40 +140,68 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
   return nsliced;
 }
 
+/*
+  MatCSRKStructureBeginRowValues - a fill of st's slices from row 0 (new values, or the first): the rows numbered with
+  value lists get their row patterns back and the lists are emptied, so that the slices' scan, which compares the
+  patterns of the rows it has not filled yet, sees the row patterns
+*/
+PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st)
+{
+  MatCSRKRowValues *rv = st->rowvals;
+  const PetscInt    m  = st->patsearch ? st->rpat : st->m; /* the rows numbered so far */
+
+  PetscFunctionBegin;
+  st->nvalued = 0;
+  if (!rv || !rv->n) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt r = 0; r < m; r++)
+    if (st->rowpat[r] >= CSRK_VALUED) st->rowpat[r] = rv->pat[st->rowpat[r] - CSRK_VALUED];
+  PetscCall(PetscMemzero(rv->slot, sizeof(rv->slot)));
+  rv->n    = 0;
+  rv->last = -1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the rows of block [r0, r1) into sval (when not NULL); returns the rows in slices */
-static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *val, PetscScalar *sval)
+static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *val, PetscScalar *sval, PetscInt *q, PetscInt *nvalued)
 {
   PetscInt rend;
-  return CSRKSliceFillRange(st, r0, r1, r1, val, sval, &rend);
+  return CSRKSliceFillRange(st, r0, r1, r1, val, sval, q, nvalued, &rend);
 }
 
 /*
-  MatCSRKStructureFillSlices - (re)writes st->sval from st->val, each thread its own rows (the rows it multiplies and
-  first touches), or with st->sval NULL only counts; *nsliced: the rows in slices (may be NULL)
+  MatCSRKStructureFillSlices - (re)writes st->sval (and the value lists) from st->val, each thread its own rows (the
+  rows it multiplies and first touches), or with st->sval NULL only counts; *nsliced: the rows in slices (may be NULL)
 */
 PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nsliced)
 {
-  PetscInt total = 0;
+  PetscInt total = 0, nvalued = 0;
 
   PetscFunctionBegin;
+  PetscCheck(!st->rowvals || st->nthreads == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Value lists of row slices need one thread");
+  if (st->sval) PetscCall(MatCSRKStructureBeginRowValues(st));
 #if defined(_OPENMP)
-  #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total)
+  #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total, nvalued)
 #endif
   {
-    PetscInt t = 0, r0, r1;
+    PetscInt t = 0, r0, r1, q;
 #if defined(_OPENMP)
     t = omp_get_thread_num();
 #endif
     CSRKThreadRows(st, t, &r0, &r1);
-    if (st->k == 1) total += CSRKSliceFillBlock(st, r0, r1, st->val, st->sval);
+    q = st->rowptr[r0];
+    if (st->k == 1) total += CSRKSliceFillBlock(st, r0, r1, st->val, st->sval, &q, &nvalued);
     else {
       /* the thread's super-rows: its units, or the super-rows of its super-super-rows */
       const PetscInt s0 = st->k == 2 ? st->tstart[t] : st->ssrptr[st->tstart[t]], s1 = st->k == 2 ? st->tstart[t + 1] : st->ssrptr[st->tstart[t + 1]];
-      for (PetscInt s = s0; s < s1; s++) total += CSRKSliceFillBlock(st, st->srptr[s], st->srptr[s + 1], st->val, st->sval);
+      for (PetscInt s = s0; s < s1; s++) total += CSRKSliceFillBlock(st, st->srptr[s], st->srptr[s + 1], st->val, st->sval, &q, &nvalued);
     }
+    if (st->nthreads == 1) st->qfill = q;
   }
   if (nsliced) *nsliced = total;
-  if (st->sval) st->rfill = st->m;
+  if (st->sval) {
+    st->rfill   = st->m;
+    st->nvalued = nvalued;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -129,6 +221,10 @@ PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, PetscInt rows,
   PetscCheck(st->sval && st->nthreads == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A fill of row slices by parts needs slices and one thread");
   rows  = PetscMin(rows, st->m);
   *fits = PETSC_TRUE;
+  if (!st->rfill) {
+    PetscCall(MatCSRKStructureBeginRowValues(st));
+    st->qfill = 0;
+  }
   if (st->patsearch) {
     PetscCall(MatCSRKPatternsExtend(st, rows + CSRK_SLICE, fits));
     if (!*fits) PetscFunctionReturn(PETSC_SUCCESS);
@@ -138,7 +234,7 @@ PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, PetscInt rows,
   while (st->rfill < rows) {
     const PetscInt b1 = st->k == 1 ? st->m : st->srptr[s + 1];
     PetscInt       rend, n;
-    n = CSRKSliceFillRange(st, st->rfill, b1, rows, st->val, st->sval, &rend);
+    n = CSRKSliceFillRange(st, st->rfill, b1, rows, st->val, st->sval, &st->qfill, &st->nvalued, &rend);
     if (st->patsearch) st->nsliced += n;
     st->rfill = rend;
     s++;
@@ -147,65 +243,94 @@ PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, PetscInt rows,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the kernel, in vector clones where they are built */
-CSRK_VECTOR_CLONES static void CSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+/* out[r..r+CSRK_SLICE) = (zz +) a slice of nz entries at offsets ix from its rows: v[CSRK_SLICE * j + l] the value of
+   entry j of its row l, or with vstep 0 (value lists) v[j] that of all its rows */
+static inline __attribute__((always_inline)) void CSRKSliceRow8(const int32_t *restrict ix, CSRKIdx nz, const PetscScalar *restrict v, PetscInt vstep, const PetscScalar *restrict xr, const PetscScalar *restrict zr, PetscScalar *restrict outr)
 {
-  const uint16_t *restrict    rowpat = st->rowpat;
-  const CSRKIdx *restrict     pp = st->patptr, *restrict rp = st->rowptr;
-  const int32_t *restrict     po = st->patoff;
-  const PetscScalar *restrict sv = st->sval;
-  PetscInt                    r  = r0;
+#if defined(CSRK_VEC4)
+  /* two vectors of 4 lanes: registers in the AVX2 and AVX-512 clones (a vector of 8 goes through the stack in AVX2) */
+  CSRKVec4 a0 = {0}, a1 = {0};
+  if (!vstep)
+    for (CSRKIdx j = 0; j < nz; j++) {
+      const PetscScalar *xj = xr + ix[j];
+      CSRKVec4           x0, x1;
+      memcpy(&x0, xj, sizeof(x0));
+      memcpy(&x1, xj + 4, sizeof(x1));
+      a0 += v[j] * x0;
+      a1 += v[j] * x1;
+    }
+  else
+    for (CSRKIdx j = 0; j < nz; j++) {
+      const PetscScalar *xj = xr + ix[j], *vj = v + CSRK_SLICE * j;
+      CSRKVec4           x0, x1, v0, v1;
+      memcpy(&x0, xj, sizeof(x0));
+      memcpy(&x1, xj + 4, sizeof(x1));
+      memcpy(&v0, vj, sizeof(v0));
+      memcpy(&v1, vj + 4, sizeof(v1));
+      a0 += v0 * x0;
+      a1 += v1 * x1;
+    }
+  if (zr) {
+    CSRKVec4 z0, z1;
+    memcpy(&z0, zr, sizeof(z0));
+    memcpy(&z1, zr + 4, sizeof(z1));
+    a0 = z0 + a0;
+    a1 = z1 + a1;
+  }
+  memcpy(outr, &a0, sizeof(a0));
+  memcpy(outr + 4, &a1, sizeof(a1));
+#else
+  PetscScalar acc[CSRK_SLICE] = {0};
+  for (CSRKIdx j = 0; j < nz; j++) {
+    const PetscScalar *xj = xr + ix[j], *vj = v + vstep * j;
+    for (int l = 0; l < CSRK_SLICE; l++) acc[l] += vj[vstep ? l : 0] * xj[l];
+  }
+  for (int l = 0; l < CSRK_SLICE; l++) outr[l] = zr ? zr[l] + acc[l] : acc[l];
+#endif
+}
+
+/* the kernel, in vector clones where they are built */
+CSRK_VECTOR_CLONES static PetscInt CSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt q, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+{
+  const uint16_t *restrict         rowpat = st->rowpat;
+  const CSRKIdx *restrict          pp     = st->patptr;
+  const int32_t *restrict          po     = st->patoff;
+  const PetscScalar *restrict      sv     = st->sval;
+  const MatCSRKRowValues *restrict rv     = st->rowvals;
+  PetscInt                         r      = r0;
 
   while (r < r1) {
-    const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0;
-    const int32_t     *ix = po + p0;
-    const PetscScalar *v  = sv + rp[r], *xr = xx + r;
-    if (CSRKSliceAt(rowpat, r, r1)) {
-#if defined(CSRK_VEC4)
-      /* two vectors of 4 lanes: registers in the AVX2 and AVX-512 clones (a vector of 8 goes through the stack in AVX2) */
-      CSRKVec4 a0 = {0}, a1 = {0};
-      for (CSRKIdx j = 0; j < nz; j++) {
-        const PetscScalar *xj = xr + ix[j], *vj = v + CSRK_SLICE * j;
-        CSRKVec4           x0, x1, v0, v1;
-        memcpy(&x0, xj, sizeof(x0));
-        memcpy(&x1, xj + 4, sizeof(x1));
-        memcpy(&v0, vj, sizeof(v0));
-        memcpy(&v1, vj + 4, sizeof(v1));
-        a0 += v0 * x0;
-        a1 += v1 * x1;
-      }
-      if (zz) {
-        CSRKVec4 z0, z1;
-        memcpy(&z0, zz + r, sizeof(z0));
-        memcpy(&z1, zz + r + 4, sizeof(z1));
-        a0 = z0 + a0;
-        a1 = z1 + a1;
-      }
-      memcpy(out + r, &a0, sizeof(a0));
-      memcpy(out + r + 4, &a1, sizeof(a1));
-#else
-      PetscScalar acc[CSRK_SLICE] = {0};
-      for (CSRKIdx j = 0; j < nz; j++) {
-        const PetscScalar *xj = xr + ix[j], *vj = v + CSRK_SLICE * j;
-        for (int l = 0; l < CSRK_SLICE; l++) acc[l] += vj[l] * xj[l];
-      }
-      for (int l = 0; l < CSRK_SLICE; l++) out[r + l] = zz ? zz[r + l] + acc[l] : acc[l];
-#endif
+    const PetscScalar *xr = xx + r, *zr = zz ? zz + r : NULL;
+    if (rowpat[r] >= CSRK_VALUED) { /* a slice with one list of values: the fill numbers no other rows so */
+      const PetscInt v = rowpat[r] - CSRK_VALUED, p = rv->pat[v];
+      CSRKSliceRow8(po + pp[p], pp[p + 1] - pp[p], rv->val + rv->start[v], 0, xr, zr, out + r);
       r += CSRK_SLICE;
     } else {
-      PetscScalar sum = 0.0;
-      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]];
-      out[r] = zz ? zz[r] + sum : sum;
-      r++;
+      const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0;
+      const int32_t     *ix = po + p0;
+      const PetscScalar *v  = sv + q;
+      if (CSRKSliceAt(rowpat, r, r1)) {
+        CSRKSliceRow8(ix, nz, v, CSRK_SLICE, xr, zr, out + r);
+        r += CSRK_SLICE;
+        q += CSRK_SLICE * nz;
+      } else {
+        PetscScalar sum = 0.0;
+        for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]];
+        out[r] = zz ? zz[r] + sum : sum;
+        r++;
+        q += nz;
+      }
     }
   }
+  return q;
 }
 
 /*
   MatCSRKSliceRows - out[r] = (zz[r] +) row r of A times x for the rows of block [r0, r1) of a structure with row
-  patterns and slices (the natural or renumbered order: out and zz in the structure's row order, x its columns)
+  patterns and slices (the natural or renumbered order: out and zz in the structure's row order, x its columns), whose
+  values start at position q of sval; returns the position after them
 */
-void MatCSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *xx, const PetscScalar *zz, PetscScalar *out)
+PetscInt MatCSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt q, const PetscScalar *xx, const PetscScalar *zz, PetscScalar *out)
 {
-  CSRKSliceRows(st, r0, r1, xx, zz, out);
+  return CSRKSliceRows(st, r0, r1, q, xx, zz, out);
 }

@@ -591,8 +591,18 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKInde
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Value lists of the row slices where the options take them: one thread (the lists are found in the rows' order) */
+static PetscErrorCode CSRKChooseRowValues(const MatCSRKOptions *opt, MatCSRKStructure *st)
+{
+  PetscFunctionBegin;
+  if (!opt->values || st->nthreads != 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscNew(&st->rowvals));
+  st->rowvals->last = -1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Row slices (csrkslices.c) where at least half of the rows make them, counted before anything is allocated */
-static PetscErrorCode CSRKChooseSlices(Mat A, MatCSRKStructure *st)
+static PetscErrorCode CSRKChooseSlices(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
 {
   PetscInt       nsliced;
   PetscLogDouble t0, t1;
@@ -603,20 +613,22 @@ static PetscErrorCode CSRKChooseSlices(Mat A, MatCSRKStructure *st)
   if (2 * nsliced >= st->m) {
     PetscCall(PetscMalloc1(st->nnz, &st->sval));
     if (st->nthreads == 1) CSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
+    PetscCall(CSRKChooseRowValues(opt, st));
     PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
   }
   PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s (%g s)\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used", t1 - t0));
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used", st->nvalued, t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Under the set-up budget, the row patterns and slices of one thread over the AIJ arrays are found and filled a part
    at a product (csrksetup.c), the rows not yet filled running the AIJ loop: the build only allocates them */
-static PetscErrorCode CSRKBeginParts(Mat A, MatCSRKStructure *st)
+static PetscErrorCode CSRKBeginParts(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
 {
   PetscFunctionBegin;
   PetscCall(MatCSRKPatternsBegin(st));
   PetscCall(PetscMalloc1(st->nnz, &st->sval));
+  PetscCall(CSRKChooseRowValues(opt, st));
   st->rfill   = 0;
   st->nsliced = 0;
   PetscCall(PetscInfo(A, "Row patterns and row slices to be found and filled a part at a product\n"));
@@ -632,12 +644,12 @@ static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSR
   /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
      takes the search at once, which finds nothing) */
   if (plan->patterns && plan->onethread && opt->setup == MAT_CSRK_SETUP_BUDGET && st->nnz > 0) {
-    PetscCall(CSRKBeginParts(A, st));
+    PetscCall(CSRKBeginParts(A, opt, st));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (plan->patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj, plan->onethread));
   if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
-    if (opt->slices) PetscCall(CSRKChooseSlices(A, st));
+    if (opt->slices) PetscCall(CSRKChooseSlices(A, opt, st));
     if (plan->onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
       PetscCall(PetscFree(st->rowpat));
       PetscCall(PetscFree(st->patptr));
@@ -684,6 +696,7 @@ static void CSRKCountBytes(MatCSRKStructure *st)
   if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
   if (st->coloff) st->bytes += (PetscLogDouble)st->nnz * sizeof(int16_t);
   if (st->sval) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar);
+  if (st->rowvals) st->bytes += (PetscLogDouble)sizeof(*st->rowvals);
   if (st->nodesz) st->bytes += (PetscLogDouble)st->nnodes;
   if (st->rowpat) st->bytes += (PetscLogDouble)m * sizeof(uint16_t) + (PetscLogDouble)(st->npat + 1) * sizeof(CSRKIdx) + (PetscLogDouble)st->patptr[st->npat] * sizeof(int32_t);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
@@ -834,6 +847,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   st->patptr          = NULL;
   st->patoff          = NULL;
   st->sval            = NULL;
+  st->rowvals         = NULL;
   st->nodesz          = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
@@ -844,6 +858,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   CSRKDup(coloff, src->nnz); /* also next to shared arrays: the offsets are never the AIJ's */
   CSRKDup(rowpat, src->m);
   CSRKDup(sval, src->nnz);
+  CSRKDup(rowvals, 1);
   CSRKDup(patptr, src->npat + 1);
   if (src->patptr) CSRKDup(patoff, PetscMax(src->patptr[src->npat], 1));
   CSRKDup(nodesz, src->nnodes);
@@ -871,6 +886,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->coloff));
   PetscCall(PetscFree((*st)->rowpat));
   PetscCall(PetscFree((*st)->sval));
+  PetscCall(PetscFree((*st)->rowvals));
   PetscCall(PetscFree((*st)->nodesz));
   if ((*st)->patsearch) { /* patptr and patoff point into it */
     (*st)->patptr = NULL;

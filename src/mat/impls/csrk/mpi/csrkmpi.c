@@ -94,7 +94,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   Mat            Ad;
   MatCSRKInfo    loc;
   PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[8], isum[5];
+  PetscInt       imax[8], isum[6];
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
@@ -114,6 +114,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   isum[2] = loc.nsliced;
   isum[3] = loc.nnoderows;
   isum[4] = loc.nunfilled;
+  isum[5] = loc.nvalued;
   dmax[0] = loc.build_time;
   dsum[0] = loc.bytes;
   {
@@ -127,7 +128,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
     }
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 8, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 5, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 6, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
   info->bw_before  = imax[0];
@@ -143,6 +144,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   info->nsliced    = isum[2];
   info->nnoderows  = isum[3];
   info->nunfilled  = isum[4];
+  info->nvalued    = isum[5];
   info->build_time = dmax[0];
   info->bytes      = dsum[0];
   PetscFunctionReturn(PETSC_SUCCESS);
