@@ -121,6 +121,14 @@ static PetscErrorCode CheckValueLists(Mat A, Mat C, Vec x, Vec y, Vec z, PetscIn
   PetscCall(RunUntilFilled(A, C, x, y, z, max, "value lists, values restored", info, &partial, &dropped));
   if (dropped) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(info->nvalued == nvalued, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "value lists: values restored, %" PetscInt_FMT " rows with lists instead of %" PetscInt_FMT, info->nvalued, nvalued);
+  /* new lists at each change, the old ones kept until the dictionary is half full, then emptied: the same rows keep lists */
+  for (PetscInt i = 0; i < 24; i++) {
+    PetscCall(MatScale(A, 2.0));
+    PetscCall(MatScale(C, 2.0));
+    PetscCall(RunUntilFilled(A, C, x, y, z, max, "value lists, values scaled again and again", info, &partial, &dropped));
+    if (dropped) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCheck(info->nvalued == nvalued, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "value lists: values scaled %" PetscInt_FMT " times, %" PetscInt_FMT " rows with lists instead of %" PetscInt_FMT, i + 1, info->nvalued, nvalued);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

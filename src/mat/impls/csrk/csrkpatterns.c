@@ -18,6 +18,10 @@
 /* Offsets of all patterns together: 32 KiB of 32-bit offsets, within a current core's L1 data cache (and most rows
    read one interior pattern, far less); rows longer than this never fit either */
 #define CSRK_PATTERN_MAX_ENTRIES 8192
+/* pattern numbers stay below the numbers of the value lists (csrkslices.c) */
+#if CSRK_PATTERN_MAX_ENTRIES + 1 >= CSRK_VALUED
+  #error "row-pattern numbers would overlap CSRK_VALUED"
+#endif
 /* Slots of a dictionary's hash table: a power of 2 over twice the most patterns it can hold */
 #define CSRK_PATTERN_SLOTS 16384
 /* Patterns a row is compared with before the hash table: the last ones seen */

@@ -102,6 +102,15 @@ static PetscInt CSRKValuesFind(MatCSRKRowValues *rv, uint16_t p, const PetscScal
   return rv->last = rv->n++;
 }
 
+/* the rows from r that the scan compares (CSRK_SLICE of them, within the block ending at r1) get their row patterns
+   back where an earlier fill gave them a value list, whose entry is still in the dictionary
+   (MatCSRKStructureBeginRowValues()) */
+static inline void CSRKRowsUnlist(const MatCSRKStructure *st, PetscInt r, PetscInt r1)
+{
+  for (PetscInt i = r; i < PetscMin(r + CSRK_SLICE, r1); i++)
+    if (st->rowpat[i] >= CSRK_VALUED) st->rowpat[i] = st->rowvals->pat[st->rowpat[i] - CSRK_VALUED];
+}
+
 /* the rows of block [r0, r1) from row r0, a row where the block's scan for slices stops, until the scan reaches rstop
    (or r1), into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows together), or, when its
    rows repeat one list of values and st has value lists, that list's number in their patterns; other rows copied;
@@ -115,6 +124,7 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
 
   while (r < PetscMin(r1, rstop)) {
     const CSRKIdx q0 = rp[r];
+    if (st->rowvals) CSRKRowsUnlist(st, r, r1);
     if (CSRKSliceAt(st->rowpat, r, r1)) {
       const CSRKIdx nz = rp[r + 1] - q0;
       PetscInt      v  = -1;
@@ -141,9 +151,12 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
 }
 
 /*
-  MatCSRKStructureBeginRowValues - a fill of st's slices from row 0 (new values, or the first): the rows numbered with
-  value lists get their row patterns back and the lists are emptied, so that the slices' scan, which compares the
-  patterns of the rows it has not filled yet, sees the row patterns
+  MatCSRKStructureBeginRowValues - a fill of st's slices from row 0 (new values, or the first). The rows keep the list
+  numbers of the last fill, and its lists stay in the dictionary: the scan gives each row its row pattern back as it
+  reaches it (CSRKRowsUnlist()), and new values equal to a list kept find it again. Only a dictionary more than half
+  full is emptied, after a pass that gives every row its row pattern back: a pass over the rows at each change of
+  values would cost a third of a product on a 5-point stencil, and the fill's first part, which paid for it, was then
+  estimated three times dearer and the fill slowed down (snes ex5 with multigrid, docs/design.md, "Value lists").
 */
 PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st)
 {
@@ -152,9 +165,10 @@ PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st)
 
   PetscFunctionBegin;
   st->nvalued = 0;
-  if (!rv || !rv->n) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!rv || (2 * rv->n <= CSRK_VALUES_MAX && 2 * rv->start[rv->n] <= CSRK_VALUES_MAX_ENTRIES)) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt r = 0; r < m; r++)
     if (st->rowpat[r] >= CSRK_VALUED) st->rowpat[r] = rv->pat[st->rowpat[r] - CSRK_VALUED];
+  PetscCall(PetscInfo(NULL, "Value lists: %" PetscInt_FMT " lists of %" PetscInt_FMT " values, more than half the dictionary: emptied\n", rv->n, (PetscInt)rv->start[rv->n]));
   PetscCall(PetscMemzero(rv->slot, sizeof(rv->slot)));
   rv->n    = 0;
   rv->last = -1;
