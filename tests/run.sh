@@ -127,7 +127,6 @@ for np in $ranks; do
   run "state lap3d7, value lists on one thread (found again after each change of values)" "$np" "$build/tests/state" -problem lap3d7 -n 14 -mat_csrk_threads 1
 done
 # value lists: slices whose 8 rows repeat one list of values keep it once (one thread)
-run_grep "value lists: a dictionary more than half full after many changes of values is emptied (set-up budget)" "Value lists: .* emptied" "$build/tests/setup" -problem lap3d7 -n 30 -expect_values 1 -info
 run_grep "value lists used on a 7-point stencil" "Row slices: .* [1-9][0-9]* of them with one list of values kept once" "$build/tests/parity" -problem lap3d7 -n 20 -kmin 2 -kmax 2 -mat_csrk_threads 1 -info
 # row nodes: one thread over column indices with rows in their own order (natural, renumbered copies) multiplies
 # consecutive rows with one column list together (runs of 1 to 7 rows: every node size, and runs split at 5); each row
