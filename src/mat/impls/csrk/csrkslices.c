@@ -47,6 +47,13 @@
   #define CSRK_VECTOR_CLONES
 #endif
 
+/* the slice's product inlined into each vector clone of the kernel, compiled for its instruction set */
+#if defined(__GNUC__) || defined(__clang__)
+  #define CSRK_ALWAYS_INLINE __attribute__((always_inline))
+#else
+  #define CSRK_ALWAYS_INLINE
+#endif
+
 /* real scalars: the compiler's vector type (complex ones take the lane loop) */
 #if !defined(PETSC_USE_COMPLEX) && (defined(__GNUC__) || defined(__clang__)) && CSRK_SLICE == 8
   #define CSRK_VEC4
@@ -114,8 +121,8 @@ static inline void CSRKRowsUnlist(const MatCSRKStructure *st, PetscInt r, PetscI
 /* the rows of block [r0, r1) from row r0, a row where the block's scan for slices stops, until the scan reaches rstop
    (or r1), into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows together), or, when its
    rows repeat one list of values and st has value lists, that list's number in their patterns; other rows copied;
-   from and to position *q of sval. Returns the rows in slices, in *nvalued those in slices of one list, and in *rend the row where the scan stopped
-   (the start of the next slice or row) */
+   from and to position *q of sval. Returns the rows in slices, adds those in slices of one list to *nvalued, and
+   gives in *rend the row where the scan stopped (the start of the next slice or row) */
 static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt rstop, const PetscScalar *restrict val, PetscScalar *restrict sval, PetscInt *q, PetscInt *nvalued, PetscInt *rend)
 {
   const CSRKIdx    *rp = st->rowptr;
@@ -259,7 +266,7 @@ PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, PetscInt rows,
 
 /* out[r..r+CSRK_SLICE) = (zz +) a slice of nz entries at offsets ix from its rows: v[CSRK_SLICE * j + l] the value of
    entry j of its row l, or with vstep 0 (value lists) v[j] that of all its rows */
-static inline __attribute__((always_inline)) void CSRKSliceRow8(const int32_t *restrict ix, CSRKIdx nz, const PetscScalar *restrict v, PetscInt vstep, const PetscScalar *restrict xr, const PetscScalar *restrict zr, PetscScalar *restrict outr)
+static inline CSRK_ALWAYS_INLINE void CSRKSliceRow8(const int32_t *restrict ix, CSRKIdx nz, const PetscScalar *restrict v, PetscInt vstep, const PetscScalar *restrict xr, const PetscScalar *restrict zr, PetscScalar *restrict outr)
 {
 #if defined(CSRK_VEC4)
   /* two vectors of 4 lanes: registers in the AVX2 and AVX-512 clones (a vector of 8 goes through the stack in AVX2) */
