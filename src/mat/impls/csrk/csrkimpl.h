@@ -61,7 +61,7 @@ typedef struct {
   PetscInt        rfill;    /* with sval: its rows [0, rfill) are current; m, or less while it is filled a part at a product (one thread) */
   struct _n_MatCSRKRowValues *rowvals; /* with sval (one thread): the value lists of slices whose rows repeat one (csrkslices.c), or NULL */
   PetscInt        nvalued;  /* rows in such slices */
-  PetscInt        qfill;    /* with sval, one thread: the position in sval of row rfill's values */
+  PetscInt        qfill;    /* while sval is filled a part at a product: the position in sval of row rfill's values */
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   PetscScalar    *val;      /* nnz */

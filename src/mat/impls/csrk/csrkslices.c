@@ -131,7 +131,7 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
 
   while (r < PetscMin(r1, rstop)) {
     const CSRKIdx q0 = rp[r];
-    if (st->rowvals) CSRKRowsUnlist(st, r, r1);
+    if (st->rowvals && st->rowvals->n) CSRKRowsUnlist(st, r, r1);
     if (CSRKSliceAt(st->rowpat, r, r1)) {
       const CSRKIdx nz = rp[r + 1] - q0;
       PetscInt      v  = -1;
@@ -216,7 +216,6 @@ PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nslice
       const PetscInt s0 = st->k == 2 ? st->tstart[t] : st->ssrptr[st->tstart[t]], s1 = st->k == 2 ? st->tstart[t + 1] : st->ssrptr[st->tstart[t + 1]];
       for (PetscInt s = s0; s < s1; s++) total += CSRKSliceFillBlock(st, st->srptr[s], st->srptr[s + 1], st->val, st->sval, &q, &nvalued);
     }
-    if (st->nthreads == 1) st->qfill = q;
   }
   if (nsliced) *nsliced = total;
   if (st->sval) {
