@@ -180,7 +180,7 @@ typedef struct {
   PetscInt        nbase;       /* products run with PETSc's AIJ kernel under the set-up budget (MatCSRKSetSetup(); max over ranks) */
   PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
   PetscInt        nunfilled;   /* rows whose values are not yet in the row slices, which run with the AIJ loop until they are (set-up budget; sum over ranks) */
-  PetscInt        nvalued;     /* rows of row slices multiplied with one list of values kept once (MatCSRKSetRowValues(); sum over ranks) */
+  PetscInt        nvalued;     /* rows of row slices or row nodes multiplied with one list of values kept once (MatCSRKSetRowValues(); sum over ranks) */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);

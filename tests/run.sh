@@ -112,7 +112,7 @@ for np in $ranks; do
   run "set-up budget lap3d7 (value lists found, dropped and found again with the values)" "$np" "$build/tests/setup" -problem lap3d7 -n 30 -expect_values 1
 done
 run "set-up budget permuted random (neither slices nor nodes: not built; the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000 -expect_slices 0
-run "set-up budget elasticity3d (no slices: built without them, with row nodes)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1
+run "set-up budget elasticity3d (no slices: built without them, with row nodes and their value lists, found again with the values)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1 -expect_values 1
 # row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
 # as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k, value changes
 run_grep "row slices used on a 27-point stencil" "Row slices: .* multiplied a row per vector lane" "$build/tests/parity" -problem lap3d27 -n 16 -kmin 2 -kmax 2 -mat_csrk_threads 2 -info
@@ -127,6 +127,7 @@ for np in $ranks; do
   run "state lap3d7, value lists on one thread (found again after each change of values)" "$np" "$build/tests/state" -problem lap3d7 -n 14 -mat_csrk_threads 1
 done
 # value lists: slices whose 8 rows repeat one list of values keep it once (one thread)
+run_grep "value lists of row nodes used on 3D elasticity" "Row nodes: .* [1-9][0-9]* rows multiply an earlier node's values" "$build/tests/parity" -problem elasticity3d -n 9 -ordering natural -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
 run_grep "value lists used on a 7-point stencil" "Row slices: .* [1-9][0-9]* of them with one list of values kept once" "$build/tests/parity" -problem lap3d7 -n 20 -kmin 2 -kmax 2 -mat_csrk_threads 1 -info
 # row nodes: one thread over column indices with rows in their own order (natural, renumbered copies) multiplies
 # consecutive rows with one column list together (runs of 1 to 7 rows: every node size, and runs split at 5); each row
@@ -139,6 +140,8 @@ for np in $ranks; do
   run "parity randnodes, one thread: every ordering against aij" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -expect_nodes 1
   run "parity permuted elasticity3d, one thread, reordered copies with row nodes: the same bits as without" "$np" "$build/tests/parity" -problem elasticity3d -n 8 -permute 1 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -tol 0
   run "parity elasticity3d, one thread: row nodes" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -mat_csrk_threads 1 -expect_nodes 1
+  run "parity elasticity3d, one thread: row nodes with value lists, the same bits as the AIJ loop" "$np" "$build/tests/parity" -problem elasticity3d -n 9 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
+  run "parity elasticity3d, one thread: row nodes without value lists" "$np" "$build/tests/parity" -problem elasticity3d -n 9 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1 -mat_csrk_row_values 0
   run "parity randnodes, row nodes off" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -mat_csrk_row_nodes 0 -ordering natural -expect_nodes 0
   run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -problem elasticity3d -n 7 -mat_csrk_threads 1
 done

@@ -7,7 +7,7 @@ static const char help[] = "The set-up budget (MatCSRKSetSetup(), -mat_csrk_setu
                            "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default lap3d7, 40)\n"
                            "  -expect_slices <0,1>    whether its rows make row slices (default 1)\n"
                            "  -expect_nodes <0,1>     without slices: whether they make row nodes (default 0)\n"
-                           "  -expect_values <0,1>    with slices: whether slices of rows with one list of values keep it once (default 0)\n"
+                           "  -expect_values <0,1>    whether slices (or, without slices, row nodes) of rows with one list of values keep it once (default 0)\n"
                            "  -max_products <n>       products to wait at most for each step (default 4000)\n";
 
 #include <petsccsrk.h>
@@ -132,6 +132,28 @@ static PetscErrorCode CheckValueLists(Mat A, Mat C, Vec x, Vec y, Vec z, PetscIn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Value lists of row nodes (one rank): a node whose values are an earlier node's multiplies those; the nodes are found
+   again at the refresh after each change of values (20 products with AIJ's kernel first), every product right */
+static PetscErrorCode CheckNodeValueLists(Mat A, Mat C, Vec x, Vec y, Vec z, MatCSRKInfo *info)
+{
+  const PetscInt nvalued = info->nvalued;
+
+  PetscFunctionBegin;
+  if (!info->nnoderows) PetscFunctionReturn(PETSC_SUCCESS); /* the budget dropped the structure (a busy machine) */
+  PetscCheck(nvalued > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "value lists: no row node multiplies an earlier node's values (%" PetscInt_FMT " rows in nodes)", info->nnoderows);
+  PetscCall(AddToSomeDiagonals(A, C, 1.0));
+  for (PetscInt i = 0; i < 21; i++) PetscCall(Compare(A, C, x, y, z, "node value lists, one row in 13 changed"));
+  PetscCall(MatCSRKGetInfo(C, info));
+  if (!info->nnoderows) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(info->nvalued < nvalued, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "node value lists: one row in 13 changed, still %" PetscInt_FMT " of %" PetscInt_FMT " rows with lists", info->nvalued, nvalued);
+  PetscCall(AddToSomeDiagonals(A, C, -1.0)); /* the values are small integers: back to the same bits */
+  for (PetscInt i = 0; i < 21; i++) PetscCall(Compare(A, C, x, y, z, "node value lists, values restored"));
+  PetscCall(MatCSRKGetInfo(C, info));
+  if (!info->nnoderows) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(info->nvalued == nvalued, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "node value lists: values restored, %" PetscInt_FMT " rows with lists instead of %" PetscInt_FMT, info->nvalued, nvalued);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, C;
@@ -207,6 +229,7 @@ int main(int argc, char **argv)
     for (PetscInt i = 0; i < 21; i++) PetscCall(Compare(A, C, x, y, z, "after MatScale"));
     PetscCall(MatCSRKGetInfo(C, &info));
     PetscCheck(info.nbuilds == nbuilds && info.nrefresh <= nrefresh + 1 && info.nbase >= nbase + 20, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "after MatScale: %" PetscInt_FMT " builds (%" PetscInt_FMT " before), %" PetscInt_FMT " refreshes, %" PetscInt_FMT " AIJ products (expected 20 or more)", info.nbuilds, nbuilds, info.nrefresh - nrefresh, info.nbase - nbase);
+    if (values && nodes) PetscCall(CheckNodeValueLists(A, C, x, y, z, &info));
   }
 
   /* 4. options that change the structure (super-super-rows, then none): built again under the budget, filled again */

@@ -100,7 +100,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_values", "With row slices on one thread, a slice whose rows repeat one list of values keeps it once (constant-coefficient stencils) (CPU)", "MatCSRKSetRowValues", opt->values, &opt->values, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_row_values", "One thread: a row slice whose rows repeat one list of values keeps it once, a row node with an earlier node's values multiplies those (constant coefficients, one element matrix) (CPU)", "MatCSRKSetRowValues", opt->values, &opt->values, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
   if (cuda) {
@@ -178,7 +178,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
-  if (info.nvalued) PetscCall(PetscViewerASCIIPrintf(viewer, "value lists: %" PetscInt_FMT " rows of row slices multiply one list of values kept once (MatCSRKSetRowValues())\n", info.nvalued));
+  if (info.nvalued) PetscCall(PetscViewerASCIIPrintf(viewer, "value lists: %" PetscInt_FMT " rows multiply one list of values kept once (MatCSRKSetRowValues())\n", info.nvalued));
   if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
@@ -759,13 +759,16 @@ PetscErrorCode MatCSRKSetRowSlices(Mat A, PetscBool slices)
   Level: advanced
 
   Notes:
-  Applies to the row slices (`MatCSRKSetRowSlices()`) of one OpenMP thread. When the 8 rows of a slice have the same
-  values, entry by entry (the interior rows of a stencil with constant coefficients, as in many PETSc tutorials), the
-  slice keeps that list of values once, in a dictionary of up to 255 lists that stays in the L1 cache, and multiplies
-  each of them by 8 entries of x: such rows read no values from memory, only x, y and 2 bytes per row. Values are
-  compared bit for bit, and each row is still summed in its own order with separate multiplies and additions: results
-  are the same bits as without the lists. The lists are found again at each change of values. `MatView()` and
-  `MatCSRKGetInfo()` (`MatCSRKInfo.nvalued`) tell how many rows use them.
+  Applies to the row slices (`MatCSRKSetRowSlices()`) and the row nodes (`MatCSRKSetRowNodes()`) of one OpenMP
+  thread. When the 8 rows of a slice have the same values, entry by entry (the interior rows of a stencil with
+  constant coefficients, as in many PETSc tutorials), the slice keeps that list of values once, in a dictionary of up
+  to 255 lists that stays in the L1 cache, and multiplies each of them by 8 entries of x: such rows read no values from
+  memory, only x, y and 2 bytes per row. A row node whose values are those of an earlier node (the interior points of
+  a finite-element operator assembled from one element matrix, such as 3D elasticity with one material) multiplies
+  that node's values, which stay in the cache: it reads its column indices, x and y only. Values are compared bit for
+  bit, and each row is still summed in its own order with separate multiplies and additions: results are the same
+  bits as without the lists. The lists are found again at each change of values. `MatView()` and `MatCSRKGetInfo()`
+  (`MatCSRKInfo.nvalued`) tell how many rows use them.
 
 .seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetRowPatterns()`, `MatCSRKGetInfo()`
 @*/

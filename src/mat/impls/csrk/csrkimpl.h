@@ -64,6 +64,8 @@ typedef struct {
   PetscInt        qfill;    /* while sval is filled a part at a product: the position in sval of row rfill's values */
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
+  CSRKIdx        *nodesrc;  /* with nodesz (value lists): the position in val of the values each node multiplies, its own or an earlier node's that are the same bits (csrknodes.c), or NULL */
+  PetscInt        nodevalued; /* with nodesrc: rows of nodes that multiply an earlier node's values */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
@@ -220,6 +222,7 @@ PETSC_INTERN PetscInt       MatCSRKSliceRows(const MatCSRKStructure *, PetscInt,
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *, PetscInt *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *);
 PETSC_INTERN void           MatCSRKNodeRows(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);

@@ -12,6 +12,12 @@
    row: the hardware prefetcher loses such streams, and without help this loop was slower than the plain loop. The
    column indices and values of the node CSRK_NODE_AHEAD nodes ahead are prefetched by hand (docs/experiments/nodeloop.c
    measures the distance).
+
+   Value lists (MatCSRKSetRowValues()): a finite-element operator assembled from one element matrix on a uniform mesh
+   (3D elasticity with one material) gives every interior mesh point the same values, bit for bit. A node whose values
+   are an earlier node's multiplies those instead of its own (st->nodesrc): the few distinct lists stay in the cache,
+   and such a node streams its column indices, x and y, not its values (8 of the 12 bytes per nonzero). The products
+   are the same bits.
 */
 #include "csrkimpl.h"
 #include <string.h>
@@ -68,7 +74,67 @@ PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnodero
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the S rows of a node: entry j of row l is v[l * nz + j] (the rows are consecutive, nz entries each), its column
+/* the nodes whose values are found again: a table of the last node seen for each hash of a few of its values, which
+   holds the lists of a mesh's interior and boundary points together */
+#define CSRK_NODE_SLOTS 1024
+
+/* a hash of a node's size and length and four of its values (the first, the last, and two between) */
+static inline uint32_t CSRKNodeValuesHash(const PetscScalar *v, CSRKIdx len, int S)
+{
+  const CSRKIdx at[4] = {0, len / 3, (2 * len) / 3, len - 1};
+  uint64_t      h     = 0x9e3779b97f4a7c15ull ^ ((uint64_t)len << 8) ^ (uint64_t)S;
+  for (int i = 0; i < 4; i++) {
+    uint64_t w;
+    memcpy(&w, v + at[i], sizeof(w) < sizeof(PetscScalar) ? sizeof(w) : sizeof(PetscScalar));
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  return (uint32_t)(h >> 32);
+}
+
+/*
+  MatCSRKStructureFindNodeValues - finds, with st->val current, the row nodes whose values (all their rows', bitwise)
+  are those of an earlier node, which they then multiply instead (st->nodesrc); kept where they are at least an eighth
+  of the rows (st->nodevalued), else freed. Called at the build and after each change of the values while kept: the
+  products read st->nodesrc as long as it exists, so nothing else may change st->val in between.
+*/
+PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *st)
+{
+  const CSRKIdx     *rp = st->rowptr;
+  const PetscScalar *va = st->val;
+  CSRKIdx           *slot;
+  PetscInt           r = 0, nvalued = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(st->nodesz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Value lists of row nodes need row nodes");
+  if (!st->nodesrc) PetscCall(PetscMalloc1(st->nnodes, &st->nodesrc));
+  PetscCall(PetscMalloc1(CSRK_NODE_SLOTS, &slot));
+  for (PetscInt s = 0; s < CSRK_NODE_SLOTS; s++) slot[s] = -1;
+  for (PetscInt i = 0; i < st->nnodes; i++) {
+    const int     S  = st->nodesz[i];
+    const CSRKIdx q0 = rp[r], len = rp[r + S] - q0;
+    st->nodesrc[i] = q0;
+    if (len > 0) {
+      const uint32_t h = CSRKNodeValuesHash(va + q0, len, S) & (CSRK_NODE_SLOTS - 1);
+      const CSRKIdx  q = slot[h];
+      /* the kernel reads the node's values as one run of len: an earlier run of the same bits does (q < q0) */
+      if (q >= 0 && !memcmp(va + q, va + q0, sizeof(PetscScalar) * (size_t)len)) {
+        st->nodesrc[i] = q;
+        nvalued += S;
+      } else slot[h] = q0;
+    }
+    r += S;
+  }
+  PetscCall(PetscFree(slot));
+  if (8 * nvalued < st->m) {
+    PetscCall(PetscFree(st->nodesrc));
+    nvalued = 0;
+  }
+  st->nodevalued = nvalued;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the S rows of a node: entry j of row l is v[l * nz + j] (its rows' values in a run, nz entries each), its column
    ci[q0 + j] of xr (xr = x and 32-bit columns, or x + the node's first row and its 16-bit offsets) */
 #define CSRK_NODE(S) \
   do { \
@@ -88,13 +154,15 @@ PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnodero
     for (PetscInt i = 0; i < nn; i++) { \
       const int                   S  = ns[i]; \
       const CSRKIdx               q0 = rp[r], nz = rp[r + 1] - q0; \
-      const PetscScalar *restrict v  = va + q0, *restrict xr = xx + (XSTEP) * r; \
+      const PetscScalar *restrict v  = va + (src ? src[i] : q0), *restrict xr = xx + (XSTEP) * r; \
       if (i + CSRK_NODE_AHEAD < nn) { \
         const CSRKIdx qa = rp[ra], qe = rp[ra + 1], ve = rp[ra + ns[i + CSRK_NODE_AHEAD]]; \
         for (CSRKIdx q = qa; q < qe; q += 64 / (int)sizeof(ITYPE)) __builtin_prefetch(ci + q); \
         if (qe > qa) __builtin_prefetch(ci + qe - 1); \
-        for (CSRKIdx q = qa; q < ve; q += 64 / (int)sizeof(PetscScalar)) __builtin_prefetch(va + q); \
-        if (ve > qa) __builtin_prefetch(va + ve - 1); \
+        if (!src || src[i + CSRK_NODE_AHEAD] == qa) { /* its own values (an earlier node's are in the cache) */ \
+          for (CSRKIdx q = qa; q < ve; q += 64 / (int)sizeof(PetscScalar)) __builtin_prefetch(va + q); \
+          if (ve > qa) __builtin_prefetch(va + ve - 1); \
+        } \
         ra += ns[i + CSRK_NODE_AHEAD]; \
       } \
       switch (S) { \
@@ -126,6 +194,7 @@ void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restrict xx,
   const CSRKIdx *restrict     rp = st->rowptr;
   const PetscScalar *restrict va = st->val;
   const uint8_t *restrict     ns = st->nodesz;
+  const CSRKIdx *restrict     src = st->nodesrc; /* value lists: where each node's values are read */
   const PetscInt              nn  = st->nnodes;
   PetscInt                    r = 0, ra = 0; /* first row of node i and of node i + CSRK_NODE_AHEAD */
 

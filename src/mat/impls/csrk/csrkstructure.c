@@ -681,8 +681,9 @@ static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKS
   if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
+  if (st->nodesz && opt->values) PetscCall(MatCSRKStructureFindNodeValues(st));
   PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", t1 - t0));
+  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s, %" PetscInt_FMT " rows multiply an earlier node's values (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", st->nodevalued, t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -698,6 +699,7 @@ static void CSRKCountBytes(MatCSRKStructure *st)
   if (st->sval) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar);
   if (st->rowvals) st->bytes += (PetscLogDouble)sizeof(*st->rowvals);
   if (st->nodesz) st->bytes += (PetscLogDouble)st->nnodes;
+  if (st->nodesrc) st->bytes += (PetscLogDouble)st->nnodes * sizeof(CSRKIdx);
   if (st->rowpat) st->bytes += (PetscLogDouble)m * sizeof(uint16_t) + (PetscLogDouble)(st->npat + 1) * sizeof(CSRKIdx) + (PetscLogDouble)st->patptr[st->npat] * sizeof(int32_t);
   if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
   if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
@@ -786,6 +788,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
   if (st->shared) {
     PetscCall(MatCSRKStructureAttach(A, st)); /* the values are the AIJ's own */
     if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
+    if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
@@ -820,6 +823,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
     }
   }
   if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
+  if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -849,6 +853,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   st->sval            = NULL;
   st->rowvals         = NULL;
   st->nodesz          = NULL;
+  st->nodesrc         = NULL;
   st->tstart          = NULL;
   if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
     CSRKDup(rowptr, src->m + 1);
@@ -862,6 +867,7 @@ PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStr
   CSRKDup(patptr, src->npat + 1);
   if (src->patptr) CSRKDup(patoff, PetscMax(src->patptr[src->npat], 1));
   CSRKDup(nodesz, src->nnodes);
+  CSRKDup(nodesrc, src->nnodes);
   CSRKDup(srptr, src->nsr + 1);
   CSRKDup(ssrptr, src->nssr + 1);
   CSRKDup(perm, src->m);
@@ -888,6 +894,7 @@ PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
   PetscCall(PetscFree((*st)->sval));
   PetscCall(PetscFree((*st)->rowvals));
   PetscCall(PetscFree((*st)->nodesz));
+  PetscCall(PetscFree((*st)->nodesrc));
   if ((*st)->patsearch) { /* patptr and patoff point into it */
     (*st)->patptr = NULL;
     (*st)->patoff = NULL;
