@@ -95,9 +95,10 @@ typedef struct {
   PetscLogDouble   rloop;          /* best time per nonzero of the rows not yet filled, in the fill's own AIJ loop (0: not measured) */
   PetscLogDouble   tpart;        /* the last fill's time per row (0: none yet) */
   PetscInt         nclock;       /* products since the fill began (the pattern or the values changed) */
+  PetscInt         nwait;        /* products since a change of values before the fill starts again: those that pay for a whole fill at the savings measured (0: none) */
   PetscBool        judged;       /* the filled rows were found faster than AIJ's loop: not judged again */
   PetscInt         npattern;     /* products since the nonzero pattern (or the options) changed */
-  PetscInt         nvalues;      /* products since a value change was seen (the structure's values stale) */
+  PetscInt         nvalues;      /* products since the values (or the pattern) last changed */
   PetscObjectState seen;         /* the object state that change was seen at */
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
   PetscInt         nfastst;      /* products with the current structure */

@@ -4,17 +4,18 @@
    The structure costs a build (a pattern search and copies of the values, an ordering where one is chosen) and a copy
    of the values after each change, and only faster products pay that back. A solve of a few products cannot, a long
    one can, and neither knows its length in advance. So a block multiplies with PETSc's AIJ kernel ("rent") until the
-   products since the last change would have paid for the set-up at CSRK_SETUP_BUDGET of their time: a build expected
-   at P AIJ products waits for P / CSRK_SETUP_BUDGET products, a refresh of the values for CSRK_REFRESH_PRODUCTS /
-   CSRK_SETUP_BUDGET. The set-up then never costs more than about that fraction of the product time, in a short solve
-   or a long one.
+   products since the last change (of the values or the pattern) would have paid for the set-up at CSRK_SETUP_BUDGET
+   of their time: a build expected at P AIJ products waits for P / CSRK_SETUP_BUDGET products, a refresh of the values
+   for CSRK_REFRESH_PRODUCTS / CSRK_SETUP_BUDGET. The set-up then never costs more than about that fraction of the
+   product time, in a short solve or a long one.
 
    The usual block, one thread in the user's order whose rows make row slices (the MPI-only default), does better:
    its build only allocates (CSRK_PARTS_PRODUCTS), and the row-pattern search and the copy of the values into slices,
    nearly all of the cost, come a part at a product (CSRKBudgetFillPart(), "rent to own"): the products pay for each
    part with the time the parts before it saved, measured in the products themselves, so the slices are complete after
    tens of products instead of a whole build's 140. A value change sends the filled rows back to the AIJ loop at once
-   and they are filled again the same way.
+   and they are filled again the same way, once the products since the change would have paid for a whole fill at the
+   savings the last fill measured (CSRKBudgetRefill()).
 
    Whole builds wait for counts of products, not seconds: the blocks of an MPI matrix, multiplied together, reach the
    count together and build at the same product. A rule on each rank's own timings had them build at different
@@ -48,11 +49,13 @@ static inline PetscInt CSRKBudgetWait(PetscReal products)
 
 /* whether a build of this expected cost (in AIJ products) waits still: its cost is at least CSRK_BUILD_FLOOR seconds,
    the allocations of any build, which the products of a small block (a coarse level of a multigrid) take thousands
-   of to pay for at the budget */
+   of to pay for at the budget. The products are counted since the values last changed (or the pattern): values that
+   change every few products (a Newton step's Jacobian on the levels of a multigrid) would have the structure filled
+   and refilled at each change without the products to pay for it */
 static inline PetscBool CSRKBudgetBuildWaits(const MatCSRKBudget *b, PetscReal products)
 {
   if (b->tbase > 0) products = PetscMax(products, CSRK_BUILD_FLOOR / b->tbase);
-  return (PetscBool)(b->npattern < CSRKBudgetWait(products));
+  return (PetscBool)(b->nvalues < CSRKBudgetWait(products));
 }
 
 /* A new nonzero pattern (or new options): nothing known of its products yet */
@@ -67,6 +70,7 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
   b->rloop    = 0;
   b->tpart    = 0;
   b->nclock   = 0;
+  b->nwait    = 0;
   b->npattern = 0;
   b->nvalues  = 0;
   b->nfastst  = 0;
@@ -170,6 +174,7 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->spent   = t1 - t0;
   b->saved   = 0;
   b->nclock  = b->npattern;
+  b->nwait   = 0;
   PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
   if (CSRKRunsAIJLoop(sp->st)) {
     PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
@@ -207,6 +212,7 @@ static inline PetscBool CSRKBudgetPartDue(const MatCSRKBudget *b, const MatCSRKS
   const PetscInt  rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
   const PetscReal est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
 
+  if (b->nclock < b->nwait) return PETSC_FALSE;
   return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase);
 }
 
@@ -252,11 +258,18 @@ static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *fill
 }
 
 /* New values in a structure whose slices are filled by parts: all its rows run the AIJ loop again at once, and are
-   filled again as the products pay for it */
-static void CSRKBudgetRefill(Mat_SeqCSRK *sp, PetscObjectState state)
+   filled again as the products pay for it. Where the fill before measured its cost and what the filled rows save, the
+   new fill waits first for the products that would pay for a whole fill at those savings (rent, then buy): values that
+   change every few products (the Jacobian of each Newton step on the coarse levels of a multigrid) then run AIJ's
+   kernel throughout instead of paying for fills that the next change throws away (docs/design.md, "Set-up budget") */
+static PetscErrorCode CSRKBudgetRefill(Mat A, Mat_SeqCSRK *sp, PetscObjectState state)
 {
-  MatCSRKBudget *b = &sp->budget;
+  MatCSRKBudget       *b    = &sp->budget;
+  const PetscLogDouble fill = b->tpart * sp->st->m, save = (b->rbase - b->rslices) * sp->st->nnz;
 
+  PetscFunctionBegin;
+  b->nwait = b->tpart > 0 && b->rslices > 0 && save > 0 ? (PetscInt)PetscCeilReal(PetscMin(fill / save, 1e9)) : 0;
+  if (b->nwait) PetscCall(PetscInfo(A, "Set-up budget: new values, the fill starts again after %" PetscInt_FMT " products (a whole fill %g s, %g s saved per product)\n", b->nwait, fill, save));
   sp->st->rfill = 0;
   if (sp->st->patsearch) sp->st->nsliced = 0; /* counted again as the rows are filled */
   sp->state     = state;
@@ -264,6 +277,7 @@ static void CSRKBudgetRefill(Mat_SeqCSRK *sp, PetscObjectState state)
   b->spent  = 0;
   b->saved  = 0;
   b->nclock = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*
@@ -292,6 +306,11 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     sp->nzstate = A->nonzerostate;
     sp->stale   = PETSC_FALSE;
   }
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (b->seen != state) { /* a change of values not seen before: the count starts */
+    b->seen    = state;
+    b->nvalues = 0;
+  }
   if (b->declined) {
     /* the natural order was no faster than AIJ: the auto ordering's check of a reordering still comes, as it would
        with the structure kept (a scrambled matrix gains by the reordering, not by the natural-order structure) */
@@ -303,7 +322,6 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   if (!sp->st) {
     MatCSRKOptions opt = sp->opt;
     PetscReal      cost;
@@ -326,12 +344,8 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
-  } else if (sp->state != state && CSRKFilledByParts(sp->st)) CSRKBudgetRefill(sp, state);
+  } else if (sp->state != state && CSRKFilledByParts(sp->st)) PetscCall(CSRKBudgetRefill(A, sp, state));
   else if (sp->state != state) {
-    if (b->seen != state) { /* a change not seen before: the count starts */
-      b->seen    = state;
-      b->nvalues = 0;
-    }
     if (b->nvalues < CSRKBudgetWait(CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(MatSeqCSRKRefreshStructure(A));
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
