@@ -173,7 +173,7 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->nfastst = 0;
   b->spent   = t1 - t0;
   b->saved   = 0;
-  b->nclock  = b->npattern;
+  b->nclock  = b->nvalues; /* the products since the last change paid for the build and pay for the first parts */
   b->nwait   = 0;
   PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
   if (CSRKRunsAIJLoop(sp->st)) {
