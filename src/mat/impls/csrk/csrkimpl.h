@@ -60,12 +60,11 @@ typedef struct {
   PetscInt        nsliced;  /* rows in slices */
   PetscInt        rfill;    /* with sval: its rows [0, rfill) are current; m, or less while it is filled a part at a product (one thread) */
   struct _n_MatCSRKRowValues *rowvals; /* with sval (one thread): the value lists of slices whose rows repeat one (csrkslices.c), or NULL */
-  PetscInt        nvalued;  /* rows in such slices */
+  PetscInt        nvalued;  /* rows in such slices, or with nodesrc, rows of nodes that multiply an earlier node's values (a structure has slices or nodes, not both) */
   PetscInt        qfill;    /* while sval is filled a part at a product: the position in sval of row rfill's values */
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   CSRKIdx        *nodesrc;  /* with nodesz (value lists): the position in val of the values each node multiplies, its own or an earlier node's that are the same bits (csrknodes.c), or NULL */
-  PetscInt        nodevalued; /* with nodesrc: rows of nodes that multiply an earlier node's values */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */

@@ -84,8 +84,8 @@ static inline uint32_t CSRKNodeValuesHash(const PetscScalar *v, CSRKIdx len, int
   const CSRKIdx at[4] = {0, len / 3, (2 * len) / 3, len - 1};
   uint64_t      h     = 0x9e3779b97f4a7c15ull ^ ((uint64_t)len << 8) ^ (uint64_t)S;
   for (int i = 0; i < 4; i++) {
-    uint64_t w;
-    memcpy(&w, v + at[i], sizeof(w) < sizeof(PetscScalar) ? sizeof(w) : sizeof(PetscScalar));
+    uint64_t w = 0; /* a single-precision value fills half of it */
+    memcpy(&w, v + at[i], PetscMin(sizeof(w), sizeof(PetscScalar)));
     h = (h ^ w) * 0x100000001b3ull;
     h ^= h >> 29;
   }
@@ -95,20 +95,19 @@ static inline uint32_t CSRKNodeValuesHash(const PetscScalar *v, CSRKIdx len, int
 /*
   MatCSRKStructureFindNodeValues - finds, with st->val current, the row nodes whose values (all their rows', bitwise)
   are those of an earlier node, which they then multiply instead (st->nodesrc); kept where they are at least an eighth
-  of the rows (st->nodevalued), else freed. Called at the build and after each change of the values while kept: the
+  of the rows (st->nvalued), else freed. Called at the build and after each change of the values while kept: the
   products read st->nodesrc as long as it exists, so nothing else may change st->val in between.
 */
 PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *st)
 {
   const CSRKIdx     *rp = st->rowptr;
   const PetscScalar *va = st->val;
-  CSRKIdx           *slot;
+  CSRKIdx            slot[CSRK_NODE_SLOTS];
   PetscInt           r = 0, nvalued = 0;
 
   PetscFunctionBegin;
   PetscCheck(st->nodesz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Value lists of row nodes need row nodes");
   if (!st->nodesrc) PetscCall(PetscMalloc1(st->nnodes, &st->nodesrc));
-  PetscCall(PetscMalloc1(CSRK_NODE_SLOTS, &slot));
   for (PetscInt s = 0; s < CSRK_NODE_SLOTS; s++) slot[s] = -1;
   for (PetscInt i = 0; i < st->nnodes; i++) {
     const int     S  = st->nodesz[i];
@@ -125,12 +124,11 @@ PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *st)
     }
     r += S;
   }
-  PetscCall(PetscFree(slot));
   if (8 * nvalued < st->m) {
     PetscCall(PetscFree(st->nodesrc));
     nvalued = 0;
   }
-  st->nodevalued = nvalued;
+  st->nvalued = nvalued;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -683,7 +683,7 @@ static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKS
   PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
   if (st->nodesz && opt->values) PetscCall(MatCSRKStructureFindNodeValues(st));
   PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s, %" PetscInt_FMT " rows multiply an earlier node's values (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", st->nodevalued, t1 - t0));
+  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s, %" PetscInt_FMT " rows multiply an earlier node's values (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", st->nodesrc ? st->nvalued : 0, t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -773,11 +773,11 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Same pattern, new values: a gather into the internal order, each thread its own rows (those it multiplies and
-   first touched). The AIJ row starts saved at the build give the source of each row without reading the AIJ row
-   pointers, so the rows a few KiB ahead can be prefetched: the loads of a reordered matrix come from random places
-   and one row at a time would wait for each. Contiguous writes, no allocation. */
-PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
+/* The values of a structure with a copy of its own: a gather into the internal order, each thread its own rows (those
+   it multiplies and first touched). The AIJ row starts saved at the build give the source of each row without reading
+   the AIJ row pointers, so the rows a few KiB ahead can be prefetched: the loads of a reordered matrix come from random
+   places and one row at a time would wait for each. Contiguous writes, no allocation. */
+static PetscErrorCode CSRKGatherValues(Mat A, MatCSRKStructure *st)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
@@ -785,12 +785,6 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
   const PetscInt  ahead = CSRKPrefetchRows(st);
 
   PetscFunctionBegin;
-  if (st->shared) {
-    PetscCall(MatCSRKStructureAttach(A, st)); /* the values are the AIJ's own */
-    if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
-    if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k value refresh with a changed pattern");
 #if defined(_OPENMP)
@@ -822,6 +816,16 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
       }
     }
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Same pattern, new values: those of a copy gathered (a structure over the AIJ arrays has them already), then what
+   derives from them, the row slices' values and lists and the row nodes' value lists */
+PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
+{
+  PetscFunctionBegin;
+  if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
+  else PetscCall(CSRKGatherValues(A, st));
   if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
   if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
   PetscFunctionReturn(PETSC_SUCCESS);

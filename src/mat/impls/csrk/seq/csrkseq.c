@@ -207,7 +207,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->nsliced     = st->sval ? st->nsliced : 0;
     info->nnoderows   = st->nodesz ? st->nnoderows : 0;
     info->nunfilled   = st->sval ? st->m - st->rfill : 0;
-    info->nvalued     = (st->sval ? st->nvalued : 0) + (st->nodesrc ? st->nodevalued : 0);
+    info->nvalued     = st->sval || st->nodesrc ? st->nvalued : 0;
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
