@@ -93,11 +93,10 @@ typedef struct {
   PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop (at most tbase's) and of the rows filled into slices (0: not measured) */
   PetscLogDouble   rloop;          /* best time per nonzero of the rows not yet filled, in the fill's own AIJ loop (0: not measured) */
   PetscLogDouble   tpart;        /* the last fill's time per row (0: none yet) */
-  PetscInt         nclock;       /* products since the fill began (the pattern or the values changed) */
   PetscInt         nwait;        /* products since a change of values before the fill starts again: those that pay for a whole fill at the savings measured (0: none) */
   PetscBool        judged;       /* the filled rows were found faster than AIJ's loop: not judged again */
   PetscInt         npattern;     /* products since the nonzero pattern (or the options) changed */
-  PetscInt         nvalues;      /* products since the values (or the pattern) last changed */
+  PetscInt         nvalues;      /* products since the values (or the pattern) last changed: the builds wait for them, and they pay for the fill since it began */
   PetscObjectState seen;         /* the object state that change was seen at */
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
   PetscInt         nfastst;      /* products with the current structure */

@@ -69,7 +69,6 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
   b->rslices  = 0;
   b->rloop    = 0;
   b->tpart    = 0;
-  b->nclock   = 0;
   b->nwait    = 0;
   b->npattern = 0;
   b->nvalues  = 0;
@@ -173,7 +172,6 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->nfastst = 0;
   b->spent   = t1 - t0;
   b->saved   = 0;
-  b->nclock  = b->nvalues; /* the products since the last change paid for the build and pay for the first parts */
   b->nwait   = 0;
   PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
   if (CSRKRunsAIJLoop(sp->st)) {
@@ -212,8 +210,8 @@ static inline PetscBool CSRKBudgetPartDue(const MatCSRKBudget *b, const MatCSRKS
   const PetscInt  rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
   const PetscReal est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
 
-  if (b->nclock < b->nwait) return PETSC_FALSE;
-  return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nclock * b->tbase);
+  if (b->nvalues < b->nwait) return PETSC_FALSE;
+  return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nvalues * b->tbase);
 }
 
 /*
@@ -253,7 +251,7 @@ static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *fill
     b->noslices = PETSC_TRUE;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (st->rfill == st->m) PetscCall(PetscInfo(A, "Set-up budget: row slices filled after %" PetscInt_FMT " products (%" PetscInt_FMT " of %" PetscInt_FMT " rows in slices), set-up %g s, saved %g s\n", b->nclock, st->nsliced, st->m, b->spent, b->saved));
+  if (st->rfill == st->m) PetscCall(PetscInfo(A, "Set-up budget: row slices filled after %" PetscInt_FMT " products (%" PetscInt_FMT " of %" PetscInt_FMT " rows in slices), set-up %g s, saved %g s\n", b->nvalues, st->nsliced, st->m, b->spent, b->saved));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -274,9 +272,9 @@ static PetscErrorCode CSRKBudgetRefill(Mat A, Mat_SeqCSRK *sp, PetscObjectState 
   if (sp->st->patsearch) sp->st->nsliced = 0; /* counted again as the rows are filled */
   sp->state     = state;
   sp->nrefresh++;
-  b->spent  = 0;
-  b->saved  = 0;
-  b->nclock = 0;
+  b->spent   = 0;
+  b->saved   = 0;
+  b->nvalues = 0; /* already so after a change of the object state; not after MatRetrieveValues() */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -409,7 +407,6 @@ PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLo
   PetscFunctionBegin;
   b->npattern++;
   b->nvalues++;
-  b->nclock++;
   if (!st) {
     b->nbase++;
     b->tbase = b->tbase > 0 ? PetscMin(b->tbase, t) : t;
