@@ -7,9 +7,20 @@
 # source tree at $PETSC_SRC) and runs each with every type of the mode on NP MPI ranks (gpu: 1 rank per GPU, types
 # aijcusparse sellcuda csrkcuda; cpu: NP ranks of one thread, types aij sell csrk; TYPES replaces them, an entry
 # type/-option/value adding options to the type), REPS times interleaved, under
-# -log_view. Prints one table (best solve time of the repetitions) and writes $OUT/apps-<mode>.csv; the logs go to
-# $OUT/apps-logs/. APPS=ex45,ex5 runs a subset; APPS_SIZE=small runs sizes for a 2-core machine; EX45_ITS sets
-# the iterations of ex45 (a short solve).
+# -log_view. Prints one table (best solve time of the repetitions) and writes $OUT/apps-<mode>[-APPS_TAG].csv; the
+# logs go to $OUT/apps-logs/. APPS=ex45,ex5 runs a subset; APPS_SIZE=small runs sizes for a 2-core machine; EX45_ITS
+# sets the iterations of ex45 (a short solve), EX45_N its grid and EX45_NZ its z extent (weak scaling).
+#
+# Unstructured finite-element matrices: ksp ex10 (CG + Jacobi, FEM_ITS iterations) on matrices that PETSc's own
+# DMPlex tutorials assemble on PETSc's tetrahedral mesh file, refined in parallel and saved with -ksp_view_mat, in
+# the tutorial's numbering and randomly renumbered (tutorials/permbin), and on the generated problems fem3d and
+# femelast3d (src/mat/utils/problems.c):
+#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3)
+#   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 4)
+#   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
+#   NAME-rand:         NAME randomly renumbered
+# The matrices are made once into FEM_DIR (default $OUT/fem) with every core of the machine. GPUTIME=0 leaves out the
+# -log_view_gpu_time run of the GPU mode (scaling runs).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-cpu}
@@ -37,7 +48,7 @@ else
   cflags=$(pkg-config --cflags PETSc)
   libs=$(pkg-config --libs PETSc)
 fi
-for ex in ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/bench_kspsolve ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19; do
+for ex in ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/bench_kspsolve ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19 ksp/ksp/tutorials/ex10 snes/tutorials/ex13 snes/tutorials/ex17; do
   b=$out/apps-bin/$(basename "$ex")
   src=""
   for d in $srcs; do [ -z "$src" ] && [ -f "$d/src/$ex.c" ] && src=$d; done
@@ -48,17 +59,46 @@ if [ "$mode" = gpu ]; then
   types=${TYPES:-aijcusparse sellcuda csrkcuda}
   vec="-dm_vec_type cuda"
   # sizes as in the issue that set the targets (H100/H200)
-  ex45n=${EX45_N:-256} ex45its=${EX45_ITS:-300} bkn=150 ex5n=2048 ex19n=513 ex56ne=39
+  ex45n=${EX45_N:-256} ex45its=${EX45_ITS:-300} bkn=150 ex5n=2048 ex19n=513 ex56ne=39 femref=4 femgen=100,56
 else
   types=${TYPES:-aij sell csrk}
   vec=""
-  ex45n=${EX45_N:-160} ex45its=${EX45_ITS:-200} bkn=100 ex5n=1024 ex19n=257 ex56ne=47
-  if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23; fi
+  ex45n=${EX45_N:-160} ex45its=${EX45_ITS:-200} bkn=100 ex5n=1024 ex19n=257 ex56ne=47 femref=4 femgen=100,56
+  if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23 femref=3 femgen=80,40; fi
 fi
+ex45nz=${EX45_NZ:-$ex45n}
+femits=${FEM_ITS:-500}
+femdir=${FEM_DIR:-$out/fem}
+permbin=${PERMBIN:-${BUILD:-$top/build}/tutorials/permbin}
+
+# femmat NAME: makes $femdir/NAME.bin (the matrix and a random right-hand side) unless it exists
+femmat() {
+  local name=$1 base=${1%-rand} f=$femdir/$1.bin perm=-1 mesh="" plex
+  [ -f "$f" ] && return 0
+  mkdir -p "$femdir"
+  [ "$base" != "$name" ] && perm=1
+  # PETSc's data files: in a source tree or a prefix install beside share/petsc/examples
+  for d in $srcs; do
+    for m in "$d/share/petsc/datafiles/meshes" "$d/../datafiles/meshes"; do
+      [ -z "$mesh" ] && [ -f "$m/mesh-3d-box-innersphere.msh" ] && mesh=$m/mesh-3d-box-innersphere.msh
+    done
+  done
+  plex="-dm_plex_filename $mesh -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
+  if [ ! -f "$femdir/$base.raw" ]; then
+    case $base in
+      fem-p1) mpiexec -n "$(nproc)" "$out/apps-bin/ex13" $plex -dm_refine "$femref" -potential_petscspace_degree 1 ;;
+      fem-p2) mpiexec -n "$(nproc)" "$out/apps-bin/ex13" $plex -dm_refine $((femref - 1)) -potential_petscspace_degree 2 ;;
+      fem-elast) mpiexec -n "$(nproc)" "$out/apps-bin/ex17" $plex -dm_refine "$femref" -displacement_petscspace_degree 1 ;;
+      gen-fem3d) "$permbin" -problem fem3d -n "${femgen%,*}" -permute -1 -o "$femdir/$base.raw" ;;
+      gen-femelast3d) "$permbin" -problem femelast3d -n "${femgen#*,}" -permute -1 -o "$femdir/$base.raw" ;;
+    esac >"$logs/make-$base.log" 2>&1 || { echo "apps: could not make $base (see $logs/make-$base.log)"; return 1; }
+  fi
+  "$permbin" -fbin "$femdir/$base.raw" -permute "$perm" -o "$f" >>"$logs/make-$base.log" 2>&1 || { echo "apps: could not write $f"; return 1; }
+}
 
 # app NAME SOLVE-EVENT ARGS...: the command line of each app, with T for the type
 declare -A cmd ev
-cmd[ex45]="ex45 -da_grid_x $ex45n -da_grid_y $ex45n -da_grid_z $ex45n -ksp_type cg -pc_type jacobi -ksp_max_it $ex45its -ksp_rtol 1e-30 -dm_mat_type T $vec"
+cmd[ex45]="ex45 -da_grid_x $ex45n -da_grid_y $ex45n -da_grid_z $ex45nz -ksp_type cg -pc_type jacobi -ksp_max_it $ex45its -ksp_rtol 1e-30 -dm_mat_type T $vec"
 ev[ex45]=KSPSolve
 cmd[bench_kspsolve]="bench_kspsolve -n $bkn -mat_type T -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8"
 ev[bench_kspsolve]=KSPSolve
@@ -69,6 +109,12 @@ ev[ex19]=SNESSolve
 v56=""; [ "$mode" = gpu ] && v56="-vec_type cuda"
 cmd[ex56]="ex56 -ne $ex56ne -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8 -mat_type T $v56"
 ev[ex56]=KSPSolve
+for m in fem-p1 fem-p2 fem-elast gen-fem3d gen-femelast3d; do
+  for v in "" -rand; do
+    cmd[$m$v]="ex10 -f $femdir/$m$v.bin -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -mat_type T $v56"
+    ev[$m$v]=KSPSolve
+  done
+done
 apps=$(echo "${APPS:-ex45,bench_kspsolve,ex5,ex19,ex56}" | tr , ' ')
 # ex56 decomposes its cube into a cube of ranks: the largest cube number of ranks up to NP, for every type
 np56=1; while [ $(((np56 + 1) ** 3)) -le "$np" ]; do np56=$((np56 + 1)); done; np56=$((np56 ** 3))
@@ -76,16 +122,18 @@ np56=1; while [ $(((np56 + 1) ** 3)) -le "$np" ]; do np56=$((np56 + 1)); done; n
 # field F (1-based, after the name) of event E's line in log L, summed over stages
 field() { awk -v e="$1" -v f="$2" '$1 == e { s += $(f + 1); n++ } END { if (n) printf "%g", s; else printf "-" }' "$3"; }
 
-csv=$out/apps-$mode.csv
+csv=$out/apps-$mode${APPS_TAG:+-$APPS_TAG}.csv
 echo "app,type,np,rep,solve_s,matmult_s,matmult_count,matmult_mflops,setup_s,cpu2gpu_count,cpu2gpu_mb,gpu2cpu_count,gpu2cpu_mb,iterations,devmem_mb,status" >"$csv"
 # on the GPU, event times need -log_view_gpu_time, which synchronises every event: one more run of each gives the
 # MatMult time and rate (rep "gputime"), the others the solve time
-extra_rep=""; [ "$mode" = gpu ] && extra_rep=gputime
+extra_rep=""; [ "$mode" = gpu ] && [ "${GPUTIME:-1}" = 1 ] && extra_rep=gputime
 for app in $apps; do
+  case $app in fem-* | gen-*) femmat "$app" || continue ;; esac
   for rep in $(seq 1 "$reps") $extra_rep; do
     for t in $types; do
       [ "$app" = bench_kspsolve ] && [ "${t%%/*}" = sellcuda ] && continue   # PETSc's SELL has no COO assembly
-      [ -x "$out/apps-bin/$app" ] || continue
+      case $app in fem-* | gen-*) case ${t%%/*} in sell | sellcuda) continue ;; esac ;; esac # nor MatLoad
+      [ -x "$out/apps-bin/${cmd[$app]%% *}" ] || continue
       log=$logs/$app-$(echo "$t" | tr -c 'A-Za-z0-9_\n-' _)-np$np-$rep.log
       # an entry type/-option/value/... adds options to the type
       tn=${t%%/*}

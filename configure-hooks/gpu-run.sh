@@ -2,16 +2,21 @@
 # One command on a GPU machine without network: builds PETSc with CUDA from the carried PyPI tarball, METIS from
 # carried Debian packages, the plugin with MATCSRKCUDA, then runs the GPU tests and the GPU benchmark.
 #
-#   bash configure-hooks/gpu-run.sh [build] [test] [sanitize] [bench] [profile] [scaling] [cpu] [apps] [cpuapps] [tune]
-#                                   (default: build test bench)
+#   bash configure-hooks/gpu-run.sh [build] [test] [test-kernels] [test-mpi] [sanitize] [bench] [profile] [scaling]
+#                                   [cpu] [apps] [cpuapps] [tune]     (default: build test bench)
 #
 # Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
 # deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
 # Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, logview-*.txt, and a summary on stdout.
+#   test:    test-kernels (every kernel on one GPU) and test-mpi (a rank per GPU on every GPU of the machine, each
+#            rank's device checked with -device_view; 2 ranks on one GPU where the machine has one)
 #   profile: CG + Jacobi under -log_view for each GPU type (host-device traffic per event, where the solve time goes)
-#   scaling: MPI weak scaling, one GPU against every GPU of the machine with the problem grown in proportion
+#   scaling: strong and weak scaling of PETSc's tutorials on 1, 2, 4, ... GPUs up to every GPU of the machine, a rank
+#            per GPU (configure-hooks/apps.sh gpu: ex45 at EX45_N^3 and, for weak scaling, EX45_N^2 x EX45_N*NP;
+#            the unstructured matrices, SCALING_APPS); writes $OUT/apps-gpu-strong-npN.csv and apps-gpu-weak-npN.csv
 #   cpu:     the CPU types on the host cores: aij and sell on one MPI rank per core, csrk on one rank, a thread per core
-#   apps:    PETSc's own tutorials on the GPU with aijcusparse, sellcuda and csrkcuda (configure-hooks/apps.sh gpu)
+#   apps:    PETSc's own tutorials on the GPU with aijcusparse, sellcuda and csrkcuda (configure-hooks/apps.sh gpu), on
+#            one GPU and on every GPU of the machine (APPS_NP: the rank counts)
 #   cpuapps: the same tutorials on the host, one MPI rank per core, with aij, sell and csrk (configure-hooks/apps.sh cpu)
 # BENCH_PROBLEMS / TUNE_PROBLEMS: comma lists of problem:n (tutorials/bench -problem); TUNE_SIZES: sizes swept.
 set -uo pipefail
@@ -26,6 +31,14 @@ export PETSC_DIR=$top/deps/petsc-$version-cuda PETSC_ARCH=
 build=$top/build-gpu
 export BUILD=$build
 jobs=$(nproc)
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+[ "$ngpu" -ge 1 ] || ngpu=1
+# rank counts of the multi-GPU runs: 2, 4, ... up to every GPU, and every GPU itself
+gpunps() {
+  local np=2 list=""
+  while [ $np -lt "$ngpu" ]; do list="$list $np"; np=$((np * 2)); done
+  echo "$list $ngpu" | tr ' ' '\n' | awk '$1 > 1 && !s[$1]++' | tr '\n' ' '
+}
 
 # METIS: the Debian packages unpacked into deps/metis
 metis_dir=$top/deps/metis
@@ -75,9 +88,13 @@ run_error() {
   cat "$out/run-error.log" >>"$out/gpu-tests.log"
 }
 
-case " $phases " in *" test "*)
+case " $phases " in *" test "* | *" test-kernels "* | *" test-mpi "*)
   : >"$out/gpu-tests.log"
   export PETSC_OPTIONS="$PETSC_OPTIONS -mat_csrk_setup eager"   # host kernels from the first product (tests/setup checks the budget)
+  ;;
+esac
+
+case " $phases " in *" test "* | *" test-kernels "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in 2 3; do
@@ -117,11 +134,9 @@ case " $phases " in *" test "*)
   run "parity csrkcuda, -mat_csrk_ordering rcm" 1 "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda
   # the GPU type's host fallback: host vectors (parity's vectors are otherwise the tested type's, device vectors)
   run "parity csrkcuda, host vectors" 1 "$build/tests/parity" -problem lap3d27 -n 20 -ctype csrkcuda -ref_vectors
-  for np in 1 2; do
-    run "parity csrkcuda MPI" $np "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
-    run "state csrkcuda" $np "$build/tests/state" -ctype csrkcuda
-    run "ksp csrkcuda" $np "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
-  done
+  run "parity csrkcuda one rank" 1 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
+  run "state csrkcuda" 1 "$build/tests/state" -ctype csrkcuda
+  run "ksp csrkcuda" 1 "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
   run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
   # value refresh on the device and MatBindToCPU, for each layout kind (sliced with patterns, sliced plain, CSR kernels)
   for kern in sliced stream merge cusparse vector; do
@@ -129,31 +144,56 @@ case " $phases " in *" test "*)
   done
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
-  # the public-API parity suite on the device type (device vectors): every operation's products against aij's
-  for np in 1 2; do
-    run "apiparity csrkcuda" $np "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
+  run "apiparity csrkcuda" 1 "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
+  ;;
+esac
+
+case " $phases " in *" test "* | *" test-mpi "*)
+  # a rank per GPU on every GPU of the machine (and 2 ranks on one GPU where it has one): PETSc gives rank r the
+  # device r mod ngpu; -device_view shows each rank's
+  nps=$(gpunps)
+  [ "$ngpu" = 1 ] && nps=2
+  for np in $nps; do
+    dv=$(mpiexec -n "$np" "$build/tests/parity" -problem lap3d7 -n 12 -ctype csrkcuda -device_view 2>&1)
+    ids=$(echo "$dv" | grep -oE "^ *id: [0-9]+" | sort -u | wc -l)
+    want=$np; [ "$np" -gt "$ngpu" ] && want=$ngpu
+    if [ "$ids" = "$want" ]; then pass=$((pass + 1)); echo "ok   $np ranks on $want GPU(s), a device each (-device_view)"
+    else fail=$((fail + 1)); echo "FAIL $np ranks: $ids distinct devices in -device_view, expected $want"; fi
+    echo "$dv" >>"$out/gpu-tests.log"
+    run "parity csrkcuda MPI" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
+    run "state csrkcuda" "$np" "$build/tests/state" -ctype csrkcuda
+    run "ksp csrkcuda" "$np" "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
+    # the public-API parity suite on the device type (device vectors): every operation's products against aij's
+    run "apiparity csrkcuda" "$np" "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
+    # the MPI product's own halo exchange (pinned host buffers; the default): a 3D stencil's planes (two neighbours
+    # a rank), random rows and a rectangular matrix (every rank a neighbour of every other), unstructured
+    # finite-element rows (fem3d, femelast3d: neighbours of a mesh partition), natural and renumbered; and MPIAIJ's
+    # VecScatter instead
+    run_info "MPI halo through pinned buffers (np $np)" "halo exchange through pinned host buffers" mpiexec -n "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda
+    run "parity csrkcuda MPI random" "$np" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda
+    run "parity csrkcuda MPI randrect" "$np" "$build/tests/parity" -problem randrect -n 2000 -ctype csrkcuda
+    for pr in "fem3d -n 24" "femelast3d -n 12" "fem3d -n 24 -permute 1" "femelast3d -n 12 -permute 1"; do
+      run "parity csrkcuda MPI $pr" "$np" "$build/tests/parity" -problem $pr -ctype csrkcuda
+    done
+    run "parity csrkcuda MPI, VecScatter halo" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3 -mat_csrk_cuda_halo_pinned 0
   done
-  # the MPI product's own halo exchange (pinned host buffers; the default) with several neighbours per rank and a
-  # rectangular matrix, and MPIAIJ's VecScatter instead
-  run_info "MPI halo through pinned buffers (np 2)" "halo exchange through pinned host buffers" mpiexec -n 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda
-  run "parity csrkcuda MPI random, 3 ranks" 3 "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda
-  run "parity csrkcuda MPI randrect, 3 ranks" 3 "$build/tests/parity" -problem randrect -n 2000 -ctype csrkcuda
-  run "parity csrkcuda MPI, VecScatter halo" 2 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3 -mat_csrk_cuda_halo_pinned 0
+  # more ranks than GPUs: two ranks share each device
+  run "parity csrkcuda MPI random, 2 ranks a GPU" $((2 * ngpu)) "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda
   # unmodified PETSc tutorials with the plugin: csrkcuda with CUDA vectors
   ex2=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials/ex2.c
   if [ -f "$ex2" ]; then
     mkdir -p "$build/ex"
     ( cd "$build/ex" && cp "$ex2" . && mpicc -O2 ex2.c -o ex2 -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc ) >>"$out/gpu-tests.log" 2>&1
-    for np in 1 2; do
+    for np in 1 $nps; do
       ref=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -options_left 0 2>&1 | tail -n 1)
       got=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -dll_append "$build/lib/libcsrk.so" -mat_type csrkcuda -vec_type cuda -mat_view ::ascii_info -options_left 0 2>&1)
       if echo "$got" | grep -q "aijcsrkcuda" && [ "$(echo "$got" | tail -n 1)" = "$ref" ]; then pass=$((pass + 1)); echo "ok   ksp ex2 -mat_type csrkcuda -vec_type cuda (np $np): $ref"
       else fail=$((fail + 1)); echo "FAIL ksp ex2 csrkcuda (np $np): aij '$ref', csrkcuda '$(echo "$got" | tail -n 1)'"; fi
     done
   fi
-  echo "gpu tests: $pass passed, $fail failed"
   ;;
 esac
+case " $phases " in *" test "* | *" test-kernels "* | *" test-mpi "*) echo "gpu tests: $pass passed, $fail failed" ;; esac
 
 case " $phases " in *" sanitize "*)
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -212,16 +252,14 @@ case " $phases " in *" profile "*)
 esac
 
 case " $phases " in *" scaling "*)
-  # weak scaling: n^3 rows on one GPU, about ngpu n^3 rows on ngpu GPUs (a rank per GPU)
-  ngpu=$(nvidia-smi -L | wc -l)
-  for p in $(echo "${SCALING_PROBLEMS:-lap3d27:160,lap3d7:200}" | tr , ' '); do
-    n=${p##*:}
-    n2=$(awk -v n="$n" -v g="$ngpu" 'BEGIN { printf "%d", n * g ^ (1 / 3) + 0.5 }')
-    for np in 1 "$ngpu"; do
-      nn=$n; [ "$np" = 1 ] || nn=$n2
-      echo "== ${p%%:*} n=$nn on $np GPU(s)"
-      timeout 150 mpiexec -n "$np" --bind-to none "$build/tutorials/bench" -problem "${p%%:*}" -n "$nn" -types "${SCALING_TYPES:-aijcusparse,csrkcuda,csrkcuda:pinned_halo=0}" -ref aijcusparse -reps 100 -warmup 10 -stream 0 -solve "${SCALING_SOLVE:-1}" -o "$out/scaling-gpu.csv" 2>&1 | grep -E "^(aijcusparse|csrkcuda|type)"
-    done
+  # strong scaling: the same problems on 1, 2, 4, ... GPUs; weak: ex45 grown along z with the GPUs (EX45_N^2 x
+  # EX45_N*NP, so that each rank keeps an EX45_N^3 block)
+  n45=${EX45_N:-256}
+  sapps=${SCALING_APPS:-ex45,fem-p1,fem-elast,gen-fem3d,gen-femelast3d}
+  for np in 1 $(gpunps); do
+    APPS=$sapps APPS_TAG=strong-np$np GPUTIME=0 REPS=${SCALING_REPS:-1} OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
+    [ "$np" = 1 ] && continue
+    APPS=ex45 EX45_NZ=$((n45 * np)) APPS_TAG=weak-np$np GPUTIME=0 REPS=${SCALING_REPS:-1} OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
   done
   ;;
 esac
@@ -247,7 +285,9 @@ case " $phases " in *" cpu "*)
 esac
 
 case " $phases " in *" apps "*)
-  OUT=$out bash "$top/configure-hooks/apps.sh" gpu 1
+  for np in $(echo "${APPS_NP:-1 $ngpu}" | tr " " "\n" | awk '!s[$1]++'); do
+    APPS_TAG=np$np OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
+  done
   ;;
 esac
 

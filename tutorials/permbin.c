@@ -1,10 +1,11 @@
 /*
-   permbin - writes a randomly permuted copy P A P^T of a generated problem or a Matrix Market file as a PETSc binary
-   file, the matrix followed by a random right-hand side b (seeded: the same for every run), which PETSc's ksp ex10
-   reads with -f (tutorials/sweep.sh, docs/experiments/ex10rcm.sh).
+   permbin - writes a randomly permuted copy P A P^T of a generated problem, a Matrix Market file or a PETSc binary
+   matrix as a PETSc binary file, the matrix followed by a random right-hand side b (seeded: the same for every run),
+   which PETSc's ksp ex10 reads with -f (tutorials/sweep.sh, configure-hooks/apps.sh, docs/experiments/ex10rcm.sh).
 
      permbin -problem lap3d7 -n 64 -permute 1 -o lap3d7-64.bin
      permbin -f wing.mtx -permute 1 -o wing.bin          (-permute -1: the ordering of the input)
+     permbin -fbin poisson.bin -permute -1 -o p.bin      (a matrix saved by -ksp_view_mat binary:poisson.bin)
 
    Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of lib/libcsrk.so; make builds it.
 */
@@ -16,19 +17,26 @@ int main(int argc, char **argv)
   Vec         b;
   PetscViewer v;
   PetscRandom rnd;
-  char        file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", out[PETSC_MAX_PATH_LEN] = "";
+  char        file[PETSC_MAX_PATH_LEN] = "", bin[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", out[PETSC_MAX_PATH_LEN] = "";
   PetscInt    n = 64, seed = 1;
-  PetscBool   hasfile, hasout;
+  PetscBool   hasfile, hasbin, hasout;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(MatCSRKRegister());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-fbin", bin, sizeof(bin), &hasbin));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-o", out, sizeof(out), &hasout));
   PetscCheck(hasout && out[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "-o <file> is required");
-  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
+  if (hasbin) {
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, bin, FILE_MODE_READ, &v));
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+    PetscCall(MatSetType(A, MATAIJ));
+    PetscCall(MatLoad(A, v));
+    PetscCall(PetscViewerDestroy(&v));
+  } else if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed >= 0) {
     Mat P;
