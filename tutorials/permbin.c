@@ -7,6 +7,8 @@
      permbin -f wing.mtx -permute 1 -o wing.bin          (-permute -1: the ordering of the input)
      permbin -fbin poisson.bin -permute -1 -o p.bin      (a matrix saved by -ksp_view_mat binary:poisson.bin)
 
+   -consistent: b = A x for a random x instead, so that a singular matrix (a pure Neumann operator) has a solution
+
    Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of lib/libcsrk.so; make builds it.
 */
 #include <petsccsrk.h>
@@ -19,11 +21,12 @@ int main(int argc, char **argv)
   PetscRandom rnd;
   char        file[PETSC_MAX_PATH_LEN] = "", bin[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", out[PETSC_MAX_PATH_LEN] = "";
   PetscInt    n = 64, seed = 1;
-  PetscBool   hasfile, hasbin, hasout;
+  PetscBool   hasfile, hasbin, hasout, consistent = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(MatCSRKRegister());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-consistent", &consistent, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-fbin", bin, sizeof(bin), &hasbin));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
@@ -50,6 +53,13 @@ int main(int argc, char **argv)
   PetscCall(PetscRandomSeed(rnd));
   PetscCall(VecSetRandom(b, rnd));
   PetscCall(PetscRandomDestroy(&rnd));
+  if (consistent) {
+    Vec x;
+    PetscCall(VecDuplicate(b, &x));
+    PetscCall(VecCopy(b, x));
+    PetscCall(MatMult(A, x, b));
+    PetscCall(VecDestroy(&x));
+  }
   PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, out, FILE_MODE_WRITE, &v));
   PetscCall(MatView(A, v));
   PetscCall(VecView(b, v));
