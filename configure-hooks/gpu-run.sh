@@ -8,7 +8,7 @@
 # Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
 # deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
 # Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, logview-*.txt, and a summary on stdout.
-#   test:    test-kernels (every kernel on one GPU) and test-mpi (a rank per GPU on every GPU of the machine, each
+#   test:    test-kernels (every kernel on one GPU; TEST_KERNELS and TEST_KS narrow its loops) and test-mpi (a rank per GPU on every GPU of the machine, each
 #            rank's device checked with -device_view; 2 ranks on one GPU where the machine has one)
 #   profile: CG + Jacobi under -log_view for each GPU type (host-device traffic per event, where the solve time goes)
 #   scaling: strong and weak scaling of PETSc's tutorials on 1, 2, 4, ... GPUs up to every GPU of the machine, a rank
@@ -97,8 +97,8 @@ esac
 case " $phases " in *" test "* | *" test-kernels "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
-  for k in 2 3; do
-    for kern in scalar vector stream sliced cusparse merge; do
+  for k in ${TEST_KS:-2 3}; do
+    for kern in ${TEST_KERNELS:-scalar vector stream sliced cusparse merge}; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
