@@ -261,6 +261,7 @@ case " $phases " in *" scaling "*)
     [ "$np" = 1 ] && continue
     APPS=ex45 EX45_NZ=$((n45 * np)) APPS_TAG=weak-np$np GPUTIME=0 REPS=${SCALING_REPS:-1} OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
   done
+  bash "$top/configure-hooks/scaling-table.sh" "$out"
   ;;
 esac
 
