@@ -13,7 +13,8 @@
 #   profile: CG + Jacobi under -log_view for each GPU type (host-device traffic per event, where the solve time goes)
 #   scaling: strong and weak scaling of PETSc's tutorials on 1, 2, 4, ... GPUs up to every GPU of the machine, a rank
 #            per GPU (configure-hooks/apps.sh gpu: ex45 at EX45_N^3 and, for weak scaling, EX45_N^2 x EX45_N*NP;
-#            the unstructured matrices, SCALING_APPS); writes $OUT/apps-gpu-strong-npN.csv and apps-gpu-weak-npN.csv
+#            the unstructured matrices, SCALING_APPS; ex45 with the VecScatter halo exchange); writes
+#            $OUT/apps-gpu-strong[-halo]-npN.csv and apps-gpu-weak-npN.csv, and the tables (scaling-table.sh)
 #   cpu:     the CPU types on the host cores: aij and sell on one MPI rank per core, csrk on one rank, a thread per core
 #   apps:    PETSc's own tutorials on the GPU with aijcusparse, sellcuda and csrkcuda (configure-hooks/apps.sh gpu), on
 #            one GPU and on every GPU of the machine (APPS_NP: the rank counts)
@@ -259,6 +260,8 @@ case " $phases " in *" scaling "*)
   for np in 1 $(gpunps); do
     APPS=$sapps APPS_TAG=strong-np$np GPUTIME=0 REPS=${SCALING_REPS:-1} OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
     [ "$np" = 1 ] && continue
+    # the halo exchange through MPIAIJ's VecScatter instead of the pinned buffers that overlap the diagonal product
+    APPS=ex45 TYPES=csrkcuda/-mat_csrk_cuda_halo_pinned/0 APPS_TAG=strong-halo-np$np GPUTIME=0 REPS=${SCALING_REPS:-1} OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
     APPS=ex45 EX45_NZ=$((n45 * np)) APPS_TAG=weak-np$np GPUTIME=0 REPS=${SCALING_REPS:-1} OUT=$out bash "$top/configure-hooks/apps.sh" gpu "$np"
   done
   bash "$top/configure-hooks/scaling-table.sh" "$out"
