@@ -37,7 +37,7 @@ for kind in strong weak; do
         if (i > nn) continue
         printf "| %s | %s |", apps[a], types[b]
         for (i = 1; i <= nn; i++) { k = apps[a] SUBSEP types[b] SUBSEP nps[i]; printf " %s |", (k in t) ? sprintf("%.3f", t[k]) : "-" }
-        t1 = t[apps[a] SUBSEP types[b] SUBSEP nps[1]]
+        k = apps[a] SUBSEP types[b] SUBSEP nps[1]; t1 = (k in t) ? t[k] : 0
         for (i = 2; i <= nn; i++) {
           k = apps[a] SUBSEP types[b] SUBSEP nps[i]
           if (!(k in t) || !t1) { printf " - |"; continue }
