@@ -186,10 +186,10 @@ static void RunMerge(const Dev &d, double alg1)
   CK(cudaMalloc(&M.crow, sizeof(int) * std::max(M.ntiles, 1)));
   CK(cudaMalloc(&M.cval, sizeof(double) * std::max(M.ntiles, 1)));
   CSRKMergeTilesKernel<<<(M.ntiles + 256) / 256, 256>>>(M.ntiles, M.tilesize, d.m, d.nnz, d.ptr, M.tile);
-  auto tiles = [&]() { CSRKMergeKernel<THREADS, ITEMS, HINTS><<<M.ntiles, THREADS>>>(d.m, M.tile, d.ptr, d.col, d.val, NULL, d.x, NULL, d.y, M.crow, M.cval); };
+  auto tiles = [&]() { CSRKMergeKernel<THREADS, ITEMS, HINTS><<<M.ntiles, THREADS>>>(d.m, M.tile, d.ptr, d.col, d.val, d.x, NULL, d.y, M.crow, M.cval); };
   auto launch = [&]() {
     tiles();
-    CK(CSRKMergeLaunchFixup(M.ntiles, d.m, M.crow, M.cval, NULL, d.y, 0, PDL));
+    CK(CSRKMergeLaunchFixup(M.ntiles, d.m, M.crow, M.cval, d.y, 0, PDL));
   };
   CK(cudaMemset(d.y, 0xff, sizeof(double) * d.m)); /* poisoned: NaN where a row is not written */
   launch();

@@ -58,8 +58,8 @@ PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *d, const PetscScalar *x, c
 {
   PetscFunctionBegin;
   if (!d->ntiles) PetscFunctionReturn(PETSC_SUCCESS);
-  CSRKMergeKernel<CSRK_MERGE_THREADS, CSRK_MERGE_ITEMS, CSRK_MERGE_HINTS><<<(unsigned)d->ntiles, CSRK_MERGE_THREADS, 0, stream>>>((CSRKIdx)d->m, d->mtile, d->rowptr, d->colidx, d->val, NULL, x, z, y, d->mcarryrow, d->mcarryval);
+  CSRKMergeKernel<CSRK_MERGE_THREADS, CSRK_MERGE_ITEMS, CSRK_MERGE_HINTS><<<(unsigned)d->ntiles, CSRK_MERGE_THREADS, 0, stream>>>((CSRKIdx)d->m, d->mtile, d->rowptr, d->colidx, d->val, x, z, y, d->mcarryrow, d->mcarryval);
   PetscCallCUDA(cudaGetLastError());
-  PetscCallCUDA(CSRKMergeLaunchFixup((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, NULL, y, stream, d->mpdl));
+  PetscCallCUDA(CSRKMergeLaunchFixup((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, y, stream, d->mpdl));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

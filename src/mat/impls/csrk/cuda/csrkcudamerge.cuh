@@ -73,24 +73,24 @@ __device__ __forceinline__ PetscScalar CSRKMergeLoadVal(const PetscScalar *__res
 
 /* y = z + sum in the user's ordering, y and z streamed (written and read once) */
 template <int HINTS>
-__device__ __forceinline__ void CSRKMergeStore(CSRKIdx r, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum, unsigned long long policy)
+__device__ __forceinline__ void CSRKMergeStore(CSRKIdx r, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum, unsigned long long policy)
 {
-  const CSRKIdx dst = perm ? perm[r] : r;
-  if (z) sum = CSRKMergeLoadVal<HINTS>(z + dst, policy) + sum;
+
+  if (z) sum = CSRKMergeLoadVal<HINTS>(z + r, policy) + sum;
 #if !defined(PETSC_USE_COMPLEX) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (HINTS == CSRK_MERGE_HINTS_L2) {
-    if constexpr (sizeof(PetscScalar) == sizeof(double)) asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(y + dst), "d"((double)sum), "l"(policy) : "memory");
-    else asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(y + dst), "f"((float)sum), "l"(policy) : "memory");
+    if constexpr (sizeof(PetscScalar) == sizeof(double)) asm volatile("st.global.L2::cache_hint.f64 [%0], %1, %2;" ::"l"(y + r), "d"((double)sum), "l"(policy) : "memory");
+    else asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(y + r), "f"((float)sum), "l"(policy) : "memory");
     return;
   }
 #endif
 #if !defined(PETSC_USE_COMPLEX)
   if constexpr (HINTS == CSRK_MERGE_HINTS_STREAMED) {
-    __stcs(y + dst, sum);
+    __stcs(y + r, sum);
     return;
   }
 #endif
-  y[dst] = sum;
+  y[r] = sum;
 }
 
 template <int HINTS>
@@ -130,7 +130,7 @@ __global__ void CSRKMergeTilesKernel(CSRKIdx ntiles, CSRKIdx tilesize, CSRKIdx m
 }
 
 template <int THREADS, int ITEMS, int HINTS>
-__global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRKIdx *__restrict__ tile, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, CSRKIdx *__restrict__ carryrow, PetscScalar *__restrict__ carryval)
+__global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRKIdx *__restrict__ tile, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, CSRKIdx *__restrict__ carryrow, PetscScalar *__restrict__ carryval)
 {
   constexpr int      TILE = THREADS * ITEMS, WARPS = THREADS / 32;
   __shared__ PetscScalar prod[TILE + 1]; /* the tile's products, then its row ends (nnz * 8 + (nrows + 1) * 4 bytes) */
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRK
     if (d0 + k < total) {
       if (y0 + yi < rowend[xi]) run += prod[yi++];
       else {
-        if (ended) CSRKMergeStore<HINTS>(x0 + xi, perm, z, y, run, streamed); /* a row begun and ended by this thread */
+        if (ended) CSRKMergeStore<HINTS>(x0 + xi, z, y, run, streamed); /* a row begun and ended by this thread */
         else first = run;                                                     /* the first row it ends: the carries before it still to add */
         ended = true;
         run   = 0.0;
@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRK
     carryval[blockIdx.x] = sum;
   }
   __syncthreads();
-  if (ended) CSRKMergeStore<HINTS>(x0 + xs, perm, z, y, (threadIdx.x ? incl[threadIdx.x - 1] : (PetscScalar)0.0) + first, streamed);
+  if (ended) CSRKMergeStore<HINTS>(x0 + xs, z, y, (threadIdx.x ? incl[threadIdx.x - 1] : (PetscScalar)0.0) + first, streamed);
 }
 
 /* a load from L2, past L1: the fix-up kernel may start before the tiles end (programmatic dependent launch), so what
@@ -240,7 +240,7 @@ __device__ __forceinline__ PetscScalar CSRKLoadL2(const PetscScalar *p)
 /* y[row] += the carries of the row's tiles, in tile order. A thread per tile finds the runs of tiles that end inside
    the same row; a run of one tile (the common case: a row across one tile boundary) is added by its thread, a longer
    run (a long row) by the whole warp: strided partial sums, then a shuffle reduction. */
-__global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *carryrow, const PetscScalar *carryval, const CSRKIdx *__restrict__ perm, PetscScalar *y)
+__global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *carryrow, const PetscScalar *carryval, PetscScalar *y)
 {
   const long long t    = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   const unsigned  lane = threadIdx.x & 31u;
@@ -255,8 +255,7 @@ __global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *c
   start  = r < m && (t == 0 || __ldcg(carryrow + t - 1) != r);
   single = start && (t + 1 == ntiles || __ldcg(carryrow + t + 1) != r);
   if (single) {
-    const CSRKIdx dst = perm ? perm[r] : r;
-    y[dst]            = CSRKLoadL2(y + dst) + CSRKLoadL2(carryval + t);
+    y[r] = CSRKLoadL2(y + r) + CSRKLoadL2(carryval + t);
   }
   runs = __ballot_sync(0xffffffffu, start && !single);
   while (runs) {
@@ -272,16 +271,13 @@ __global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *c
       if (__ballot_sync(0xffffffffu, same) != 0xffffffffu) break;
     }
     for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
-    if (!lane) {
-      const CSRKIdx dst = perm ? perm[rr] : rr;
-      y[dst]            = CSRKLoadL2(y + dst) + sum;
-    }
+    if (!lane) y[rr] = CSRKLoadL2(y + rr) + sum;
   }
 }
 
 /* The fix-up launch. On sm_90 and later with programmatic dependent launch: the launch may begin while the tiles run
    (they allow it from their start), and the kernel waits for them in cudaGridDependencySynchronize() */
-static inline cudaError_t CSRKMergeLaunchFixup(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *carryrow, const PetscScalar *carryval, const CSRKIdx *perm, PetscScalar *y, cudaStream_t stream, bool pdl)
+static inline cudaError_t CSRKMergeLaunchFixup(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *carryrow, const PetscScalar *carryval, PetscScalar *y, cudaStream_t stream, bool pdl)
 {
   const unsigned blocks = (unsigned)((ntiles + 255) / 256);
 #if CUDART_VERSION >= 11080
@@ -295,11 +291,11 @@ static inline cudaError_t CSRKMergeLaunchFixup(CSRKIdx ntiles, CSRKIdx m, const 
     cfg.stream                                         = stream;
     cfg.attrs                                          = attr;
     cfg.numAttrs                                       = 1;
-    return cudaLaunchKernelEx(&cfg, CSRKMergeFixupKernel, ntiles, m, carryrow, carryval, perm, y);
+    return cudaLaunchKernelEx(&cfg, CSRKMergeFixupKernel, ntiles, m, carryrow, carryval, y);
   }
 #endif
   (void)pdl;
-  CSRKMergeFixupKernel<<<blocks, 256, 0, stream>>>(ntiles, m, carryrow, carryval, perm, y);
+  CSRKMergeFixupKernel<<<blocks, 256, 0, stream>>>(ntiles, m, carryrow, carryval, y);
   return cudaGetLastError();
 }
 
