@@ -75,7 +75,6 @@ __device__ __forceinline__ PetscScalar CSRKMergeLoadVal(const PetscScalar *__res
 template <int HINTS>
 __device__ __forceinline__ void CSRKMergeStore(CSRKIdx r, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum, unsigned long long policy)
 {
-
   if (z) sum = CSRKMergeLoadVal<HINTS>(z + r, policy) + sum;
 #if !defined(PETSC_USE_COMPLEX) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (HINTS == CSRK_MERGE_HINTS_L2) {
