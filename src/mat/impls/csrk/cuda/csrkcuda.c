@@ -181,15 +181,16 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
    increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, the only callers of these
    methods): the device copy is recorded current for that state.
 */
-static PetscBool MatSeqCSRKCUDADeviceCurrent(Mat A)
+static PetscErrorCode MatSeqCSRKCUDADeviceCurrent(Mat A, PetscBool *current)
 {
   Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
   Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
   PetscObjectState state;
 
-  if (!c->dev || c->offloadmask != PETSC_OFFLOAD_BOTH || c->nzstate != A->nonzerostate || !MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt)) return PETSC_FALSE;
-  if (PetscObjectStateGet((PetscObject)A, &state)) return PETSC_FALSE;
-  return (PetscBool)(c->state == state);
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  *current = (PetscBool)(c->dev && c->offloadmask == PETSC_OFFLOAD_BOTH && c->nzstate == A->nonzerostate && MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt) && c->state == state);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 typedef enum {
@@ -200,12 +201,13 @@ typedef enum {
 
 static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar a)
 {
-  Mat_SeqCSRKCUDA      *c       = MatSeqCSRKCUDAGetData(A);
-  const PetscBool       current = MatSeqCSRKCUDADeviceCurrent(A);
+  Mat_SeqCSRKCUDA      *c = MatSeqCSRKCUDAGetData(A);
   const struct _MatOps *base;
   PetscObjectState      state;
+  PetscBool             current = PETSC_FALSE;
 
   PetscFunctionBegin;
+  PetscCall(MatSeqCSRKCUDADeviceCurrent(A, &current)); /* before the base operation changes the state */
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
   if (op == CSRK_VALUES_SCALE) PetscCall((*base->scale)(A, a));
   else if (op == CSRK_VALUES_SHIFT) PetscCall((*base->shift)(A, a));
