@@ -2,9 +2,9 @@
    Public interface of the CSR-k matrix types for PETSc.
 
    CSR-k stores a sparse matrix as CSR plus k-1 pointer arrays that group consecutive rows into
-   super-rows (k >= 2) and super-rows into super-super-rows (k = 3), after a bandwidth-limiting
-   reordering of the rows (Band-k). The matrix types derive from AIJ: every AIJ operation keeps
-   working, and MatMult/MatMultAdd run through the CSR-k kernels.
+   super-rows (k >= 2) and super-rows into super-super-rows (k = 3), in the user's ordering or a
+   bandwidth-reducing one. The matrix types derive from AIJ: every AIJ operation keeps working,
+   and MatMult/MatMultAdd run through the CSR-k kernels.
 */
 #ifndef PETSCCSRK_H
 #define PETSCCSRK_H
@@ -126,7 +126,7 @@ typedef struct {
   MatCSRKOrdering ordering;   /* ordering in effect (natural when the block is not square) */
   PetscInt        bw_before;  /* bandwidth max|i-j| of the local diagonal block in the user's ordering */
   PetscInt        bw_after;   /* the same after reordering */
-  PetscInt        nthreads;   /* OpenMP threads used by the kernels */
+  PetscInt        nthreads;   /* OpenMP threads of the kernels (before the structure is built: those they will run) */
   PetscLogDouble  build_time; /* seconds spent in the last structure build (ordering included) */
   PetscLogDouble  bytes;      /* memory held by the CSR-k structure in addition to the AIJ storage */
   PetscInt        nbuilds;    /* structure builds (ordering + pointers) so far */

@@ -137,16 +137,21 @@ PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The view of both types: the AIJ view, then with ASCII_INFO the summary of the CSR-k structure (for the MPI type
-   that of the diagonal blocks: maxima over ranks for times and bandwidths, sums for counts and memory) */
+static PetscErrorCode MatCSRKGetOptions_Private(Mat, MatCSRKOptions *);
+
+/* The view of both types: the AIJ view, then with ASCII_INFO the CSR-k settings in effect, which hold before anything
+   is built, and the summary of the structure once there is one (for the MPI type that of the diagonal blocks: maxima
+   over ranks for times and bandwidths, sums for counts and memory) */
 PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
 {
   const struct _MatOps *base;
   PetscBool             isascii;
   PetscViewerFormat     format;
+  MatCSRKOptions        opt;
   MatCSRKInfo           info;
   MatInfo               ainfo;
   PetscLogDouble        aijbytes;
+  char                  sizes[128] = "", run[64];
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(mpi, &base));
@@ -155,16 +160,29 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
   PetscCall(MatCSRKGetInfo(A, &info));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &ainfo));
   aijbytes = (PetscLogDouble)ainfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)A->rmap->N * sizeof(PetscInt);
-  PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
-  PetscCall(PetscViewerASCIIPushTab(viewer));
+  if (opt.k > 1 && opt.sr_size == PETSC_DECIDE && (opt.k == 2 || opt.ssr_size == PETSC_DECIDE)) PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", sizes from the model"));
+  else if (opt.k > 1) {
+    char sr[32] = "from the model", ssr[64] = "";
+    if (opt.sr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(sr, sizeof(sr), "%" PetscInt_FMT, opt.sr_size));
+    if (opt.k == 3 && opt.ssr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), ", super-super-row size %" PetscInt_FMT, opt.ssr_size));
+    else if (opt.k == 3) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), ", super-super-row size from the model"));
+    PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", super-row size %s%s", sr, ssr));
+  }
+  if (opt.gpu) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
+  else PetscCall(PetscSNPrintf(run, sizeof(run), "set-up %s, %" PetscInt_FMT " OpenMP thread%s%s", MatCSRKSetups[opt.setup], info.nthreads, info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k options: ordering %s, k = %" PetscInt_FMT "%s, %s\n", MatCSRKOrderings[opt.ordering], opt.k, sizes, run));
   if (!info.nbuilds) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "not built: %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget, MatCSRKSetSetup())\n", info.nbase, info.nbase == 1 ? "" : "s"));
-    PetscCall(PetscViewerASCIIPopTab(viewer));
+    /* only the set-up budget waits: MatCSRKGetInfo() built an eager matrix */
+    if (!info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet (set-up budget: built once the products run with AIJ's kernel have paid for it)\n", mpi ? "diagonal blocks" : "structure"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built, %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget)\n", mpi ? "diagonal blocks" : "structure", info.nbase, info.nbase == 1 ? "" : "s"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
   if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
@@ -174,8 +192,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP thread%s%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
-                                   info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage)\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes)));
   if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -189,6 +206,45 @@ static PetscErrorCode MatCSRKFinalizePackage(void)
   MatCSRKBaseOpsSet[0] = MatCSRKBaseOpsSet[1] = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*MC
+   MATCSRK - MATCSRK = "csrk" - A matrix type whose `MatMult()` and `MatMultAdd()` run the CSR-k kernels: `MATSEQCSRK`
+   on one process, `MATMPICSRK` otherwise.
+
+   A subclass of `MATAIJ`: the AIJ arrays stay the matrix, so assembly, preconditioners, factorizations, conversions and
+   every other operation are those of `MATAIJ`. The two products run over a structure built from the AIJ arrays: rows
+   grouped into super-rows (k = 2) and super-super-rows (k = 3), in the user's ordering or a bandwidth-reducing one,
+   with column indices as 16-bit offsets from the diagonal or row patterns where the rows allow, and runs of alike rows
+   multiplied together (row slices, row nodes). Results are in the user's ordering and equal those of `MATAIJ` to
+   rounding.
+
+   Options Database Keys:
++  -mat_type csrk - selects the type in `MatSetFromOptions()`
+.  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure, see `MatCSRKSetOrdering()`
+.  -mat_csrk_setup <budget,eager> - when the structure is built, see `MatCSRKSetSetup()`
+.  -mat_csrk_threads <n> - OpenMP threads per MPI rank, 0 for the default, see `MatCSRKSetNumThreads()`
+.  -mat_csrk_k <1,2,3> - levels of the structure, see `MatCSRKSetLevels()`
+.  -mat_csrk_sr_size <n> - rows per super-row, 0 for the model's, see `MatCSRKSetSizes()`
+.  -mat_csrk_ssr_size <n> - super-rows per super-super-row, 0 for the model's
+.  -mat_csrk_compress_indices <bool> - 16-bit column offsets where they fit, see `MatCSRKSetIndexCompression()`
+.  -mat_csrk_row_patterns <bool> - row patterns instead of column indices, see `MatCSRKSetRowPatterns()`
+.  -mat_csrk_row_slices <bool> - rows of one pattern multiplied a row per vector lane, see `MatCSRKSetRowSlices()`
+.  -mat_csrk_row_values <bool> - a repeated list of values kept once, see `MatCSRKSetRowValues()`
+-  -mat_csrk_row_nodes <bool> - rows of one column list multiplied together, see `MatCSRKSetRowNodes()`
+
+   Level: beginner
+
+   Notes:
+   A program loads the library with `-dll_append <dir>/libcsrk.so`, or links it and calls `MatCSRKRegister()`.
+   `MatConvert()` to this type reads the -mat_csrk_* options of the matrix's prefix.
+
+   By default the structure is built once the products run with AIJ's kernel have paid for it, so a short solve runs
+   about as with `MATAIJ` (`MatCSRKSetSetup()`). `MatView()` with `-mat_view ::ascii_info` shows the settings in
+   effect and, once it is built, the structure; `MatCSRKGetInfo()` returns it, and `-log_view` shows its cost in the
+   `MatCSRKBuild` event.
+
+.seealso: `MATSEQCSRK`, `MATMPICSRK`, `MATCSRKCUDA`, `MATAIJ`, `MatCSRKRegister()`, `MatCSRKSetOrdering()`, `MatCSRKSetSetup()`, `MatCSRKGetInfo()`
+M*/
 
 /* The root names are also entries of MatList, so that -help lists "csrk" (and "csrkcuda") among the -mat_type
    values. MatSetType() maps a root name to the sequential or MPI type before it looks in MatList, so these routines
@@ -608,8 +664,8 @@ PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
   pattern (the interior rows along the fastest direction of a structured grid) are multiplied together: entry j of the
   8 rows is 8 consecutive values times 8 consecutive entries of x, vector operations without indices or gathers, and
   the 8 sums are independent chains instead of one per row. Their values are stored interleaved in a copy of the
-  matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used when at least half of the
-  rows are in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
+  matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used where enough rows are
+  in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
   and additions: results are the same bits as without slices. In a GCC build the widest vector instructions the CPU
   has (AVX-512, AVX2, or SSE2) are chosen when the library is loaded.
 
@@ -678,7 +734,7 @@ PetscErrorCode MatCSRKSetRowValues(Mat A, PetscBool values)
   slices), in the natural order or in a reordered copy (whose rows are renumbered with it):
   consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a vector PDE, as PETSc's
   inodes), are multiplied together, each column index and entry of x loaded once for all of
-  them. Used when at least half of the rows are in nodes of two or more; `-info` tells how many. Each row is still
+  them. Used where enough rows are in nodes of two or more; `-info` tells how many. Each row is still
   summed in its own order with separate multiplies and additions: results are the same bits as without nodes.
 
 .seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetNumThreads()`, `MatCSRKGetInfo()`
@@ -752,7 +808,7 @@ PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat A, PetscBool pinned)
 }
 
 /*@
-  MatCSRKGetInfo - gets a summary of the CSR-k structure in effect, building it if needed
+  MatCSRKGetInfo - gets a summary of the CSR-k structure in effect
 
   Collective
 
@@ -763,6 +819,10 @@ PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat A, PetscBool pinned)
 . info - the summary
 
   Level: intermediate
+
+  Note:
+  Under the default set-up budget (`MatCSRKSetSetup()`) the summary is that of what the products have built so far
+  (`MatCSRKInfo.nbuilds` is 0 before the structure exists); under `MAT_CSRK_SETUP_EAGER` the structure is built first.
 
 .seealso: `MATCSRK`, `MatCSRKInfo`
 @*/
