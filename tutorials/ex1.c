@@ -277,7 +277,10 @@ int main(int argc, char **argv)
 
   /* the CSR-k structure; on several ranks: of the diagonal blocks, max over ranks for bandwidths and time, sums for counts and memory */
   if (!info.nbuilds) {
-    PetscCall(PetscPrintf(comm, "CSR-k structure: not built; the %" PetscInt_FMT " products ran with AIJ's kernel (set-up budget: -info tells why)\n", info.nbase));
+    PetscCall(PetscPrintf(comm, "CSR-k structure: not built, the %" PetscInt_FMT " products ran with AIJ's kernel (set-up budget: too few products to pay for it, or\n"
+                          "  no gain found; -info tells which, -mat_csrk_setup eager builds at the first product)\n", info.nbase));
+  } else if (!info.nsr) {
+    PetscCall(PetscPrintf(comm, "CSR-k structure: built, then dropped as no faster than AIJ's kernel or to be rebuilt (set-up budget): %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   } else {
     PetscCall(PetscPrintf(comm, "CSR-k structure%s:\n", size > 1 ? " (diagonal blocks; bandwidth and time: max over ranks, counts and memory: sums)" : ""));
     PetscCall(PetscPrintf(comm, "  levels k          %" PetscInt_FMT "%s\n", info.k, info.k == 1 ? " (plain CSR)" : ""));

@@ -164,21 +164,20 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   PetscCall(MatCSRKGetInfo(A, &info));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &ainfo));
   aijbytes = (PetscLogDouble)ainfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)A->rmap->N * sizeof(PetscInt);
-  if (opt.k > 1 && opt.sr_size == PETSC_DECIDE && (opt.k == 2 || opt.ssr_size == PETSC_DECIDE)) PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", sizes from the model"));
-  else if (opt.k > 1) {
-    char sr[32] = "from the model", ssr[64] = "";
+  if (opt.k > 1) { /* each size as asked for, or the model's */
+    char sr[32] = "from the model", ssr[32] = "from the model";
     if (opt.sr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(sr, sizeof(sr), "%" PetscInt_FMT, opt.sr_size));
-    if (opt.k == 3 && opt.ssr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), ", super-super-row size %" PetscInt_FMT, opt.ssr_size));
-    else if (opt.k == 3) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), ", super-super-row size from the model"));
-    PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", super-row size %s%s", sr, ssr));
+    if (opt.ssr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), "%" PetscInt_FMT, opt.ssr_size));
+    PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", super-row size %s%s%s", sr, opt.k == 3 ? ", super-super-row size " : "", opt.k == 3 ? ssr : ""));
   }
   if (opt.gpu) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
   else PetscCall(PetscSNPrintf(run, sizeof(run), "set-up %s, %" PetscInt_FMT " OpenMP thread%s%s", MatCSRKSetups[opt.setup], info.nthreads, info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
   PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k options: ordering %s, k = %" PetscInt_FMT "%s, %s\n", MatCSRKOrderings[opt.ordering], opt.k, sizes, run));
-  if (!info.nbuilds) {
-    /* only the set-up budget waits: MatCSRKGetInfo() built an eager matrix */
-    if (!info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet (set-up budget: built once the products run with AIJ's kernel have paid for it)\n", mpi ? "diagonal blocks" : "structure"));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built, %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget)\n", mpi ? "diagonal blocks" : "structure", info.nbase, info.nbase == 1 ? "" : "s"));
+  if (!info.nsr) { /* no structure in effect (a built one has super-rows): only the set-up budget waits or drops one */
+    const char *what = mpi ? "diagonal blocks" : "structure";
+    if (!info.nbuilds && !info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet (set-up budget: built once the products run with AIJ's kernel have paid for it)\n", what));
+    else if (!info.nbuilds) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built, %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget)\n", what, info.nbase, info.nbase == 1 ? "" : "s"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: built, then dropped as no faster than AIJ's kernel or to be rebuilt (set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure; -info tells why)\n", what, info.nbase, info.nfast));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
