@@ -2,9 +2,9 @@
    Public interface of the CSR-k matrix types for PETSc.
 
    CSR-k stores a sparse matrix as CSR plus k-1 pointer arrays that group consecutive rows into
-   super-rows (k >= 2) and super-rows into super-super-rows (k = 3), after a bandwidth-limiting
-   reordering of the rows (Band-k). The matrix types derive from AIJ: every AIJ operation keeps
-   working, and MatMult/MatMultAdd run through the CSR-k kernels.
+   super-rows (k >= 2) and super-rows into super-super-rows (k = 3), in the user's ordering or a
+   bandwidth-reducing one. The matrix types derive from AIJ: every AIJ operation keeps working,
+   and MatMult/MatMultAdd run through the CSR-k kernels.
 */
 #ifndef PETSCCSRK_H
 #define PETSCCSRK_H
@@ -34,13 +34,16 @@
 $  MAT_CSRK_ORDERING_NATURAL - keep the user's ordering
 $  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee (George-Liu start nodes, as PETSc's MatGetOrdering() RCM), computed on the matrix's own rows in O(nonzeros)
 $  MAT_CSRK_ORDERING_BANDK   - Band-k: METIS coarsening into super-rows (and super-super-rows), weighted RCM of each coarse level
-$  MAT_CSRK_ORDERING_AUTO    - (default) natural when the user's ordering is near banded (mean |i-j| <= rows/16); else RCM is
-$                              computed, a product is timed in both orders and the faster is kept (CPU; the GPU type takes RCM beyond its L2)
+$  MAT_CSRK_ORDERING_AUTO    - (default) natural when the user's ordering is near banded; else RCM is computed, a product
+$                              is timed in both orders and the faster is kept (docs/design.md, "Default ordering")
 
    Options Database Key:
 .  -mat_csrk_ordering <natural,rcm,bandk,auto> - the ordering
 
    Level: intermediate
+
+   Note:
+   The ordering applies to the host products; `MATCSRKCUDA` multiplies on the GPU in the user's ordering.
 
 .seealso: `MatCSRKSetOrdering()`, `MATCSRK`
 E*/
@@ -53,32 +56,11 @@ typedef enum {
 PETSC_EXTERN const char *const MatCSRKOrderings[];
 
 /*E
-   MatCSRKLayout - how a reordered matrix is stored and how results return to the user's ordering
-
-$  MAT_CSRK_LAYOUT_RENUMBERED - permuted copy P A P^T with renumbered columns: x is gathered into the internal order, y is scattered back
-
-   Options Database Key:
-.  -mat_csrk_layout <renumbered> - the layout
-
-   Level: advanced
-
-   Note:
-   The one layout left: the row-permuted layout (rows in the new order over the user's column numbers) was removed
-   (docs/design.md, "What went and why").
-
-.seealso: `MatCSRKSetLayout()`, `MATCSRK`
-E*/
-typedef enum {
-  MAT_CSRK_LAYOUT_RENUMBERED
-} MatCSRKLayout;
-PETSC_EXTERN const char *const MatCSRKLayouts[];
-
-/*E
    MatCSRKSetup - when the CPU kernels' CSR-k structure is built and its values refreshed
 
 $  MAT_CSRK_SETUP_BUDGET - (default) the products run with PETSc's AIJ kernel until the time they took can pay for the
 $                          build; a value change is copied in under the same rule; a structure whose products are no
-$                          faster than AIJ's is dropped (the rent-or-buy rule of docs/design.md)
+$                          faster than AIJ's is dropped (docs/design.md, "Set-up budget")
 $  MAT_CSRK_SETUP_EAGER  - built at the first product and refreshed at the first product after each value change
 
    Options Database Key:
@@ -95,29 +77,6 @@ typedef enum {
 PETSC_EXTERN const char *const MatCSRKSetups[];
 
 /*E
-   MatCSRKTuning - how the CSR-k sizes (k, super-row size, super-super-row size) of the CPU kernels are chosen
-
-$  MAT_CSRK_TUNING_MODEL - the constant-time rule of docs/tuning.md
-
-   Options Database Key:
-.  -mat_csrk_tune <model> - the tuning
-
-   Level: advanced
-
-   Notes:
-   The one tuning left: the search that timed candidate sizes at each structure build was removed (docs/design.md,
-   "What went and why"). `MatCSRKSetSizes()` and `MatCSRKSetLevels()` override the model.
-
-   The GPU type (`MATCSRKCUDA`) uses its own model.
-
-.seealso: `MatCSRKSetTuning()`, `MATCSRK`, `MatCSRKSetSizes()`
-E*/
-typedef enum {
-  MAT_CSRK_TUNING_MODEL
-} MatCSRKTuning;
-PETSC_EXTERN const char *const MatCSRKTunings[];
-
-/*E
    MatCSRKCUDAKernel - the SpMV kernel of `MATCSRKCUDA`
 
 $  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md)
@@ -131,8 +90,7 @@ $                                arrays of the device copy
 $  MAT_CSRK_CUDA_KERNEL_MERGE  - rows and nonzeros together cut into equal tiles of a block each (merge path), a segmented
 $                                scan in each block and a fixed-order sum of the rows that cross tiles; for irregular rows
 
-   With the scalar, vector and stream kernels, rows far longer than the mean (more than max(512, 16 x mean)) go to a
-   chunked long-row kernel.
+   With the scalar, vector and stream kernels, rows far longer than the mean go to a chunked long-row kernel.
 
    Options Database Key:
 .  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
@@ -168,7 +126,7 @@ typedef struct {
   MatCSRKOrdering ordering;   /* ordering in effect (natural when the block is not square) */
   PetscInt        bw_before;  /* bandwidth max|i-j| of the local diagonal block in the user's ordering */
   PetscInt        bw_after;   /* the same after reordering */
-  PetscInt        nthreads;   /* OpenMP threads used by the kernels */
+  PetscInt        nthreads;   /* OpenMP threads of the kernels (before the structure is built: those they will run) */
   PetscLogDouble  build_time; /* seconds spent in the last structure build (ordering included) */
   PetscLogDouble  bytes;      /* memory held by the CSR-k structure in addition to the AIJ storage */
   PetscInt        nbuilds;    /* structure builds (ordering + pointers) so far */
@@ -190,12 +148,8 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetSizes(Mat, PetscInt, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKGetSizes(Mat, PetscInt *, PetscInt *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetOrdering(Mat, MatCSRKOrdering);
 PETSC_EXTERN PetscErrorCode MatCSRKGetOrdering(Mat, MatCSRKOrdering *);
-PETSC_EXTERN PetscErrorCode MatCSRKSetLayout(Mat, MatCSRKLayout);
-PETSC_EXTERN PetscErrorCode MatCSRKGetLayout(Mat, MatCSRKLayout *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
-PETSC_EXTERN PetscErrorCode MatCSRKSetTuning(Mat, MatCSRKTuning);
 PETSC_EXTERN PetscErrorCode MatCSRKSetSetup(Mat, MatCSRKSetup);
-PETSC_EXTERN PetscErrorCode MatCSRKGetTuning(Mat, MatCSRKTuning *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetRowSlices(Mat, PetscBool);

@@ -3,8 +3,6 @@ static const char help[] = "A matrix made the usual way (MatCreate, MatSetFromOp
                            "structure in effect.\n"
                            "  -n <n>                  2D Laplacian on an n x n grid (default 40)\n"
                            "  -dof <d>                d unknowns per grid point, coupled (default 1)\n"
-                           "  -set_removed <layout|tuning>  also call MatCSRKSetLayout() or MatCSRKSetTuning() after MatSetFromOptions()\n"
-                           "                          with the value that was removed (1), which must be an error\n"
                            "  -convert <initial|inplace>  instead: assemble as aij, then MatConvert() to csrk without MatSetFromOptions()\n"
                            "  -prefix <p>             options prefix of the matrix\n"
                            "  -expect_k <k>           fail unless the structure in effect has k levels\n";
@@ -54,8 +52,6 @@ int main(int argc, char **argv)
   MatCSRKInfo   info;
   MatType       type;
 
-  char          removed[16] = "";
-
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
@@ -83,10 +79,6 @@ int main(int argc, char **argv)
     }
   } else {
     PetscCall(MatSetFromOptions(A));
-    PetscCall(PetscOptionsGetString(NULL, NULL, "-set_removed", removed, sizeof(removed), &set));
-    if (set && !strcmp(removed, "layout")) PetscCall(MatCSRKSetLayout(A, (MatCSRKLayout)1));
-    else if (set && !strcmp(removed, "tuning")) PetscCall(MatCSRKSetTuning(A, (MatCSRKTuning)1));
-    else PetscCheck(!set, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-set_removed takes layout or tuning, not %s", removed);
     PetscCall(Fill(A, n, dof));
   }
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
@@ -107,12 +99,8 @@ int main(int argc, char **argv)
   PetscCall(MatGetType(A, &type));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &iscsrk, MATSEQCSRK, MATMPICSRK, ""));
   if (iscsrk) {
-    MatCSRKLayout layout;
-    MatCSRKTuning tuning;
-    PetscCall(MatCSRKGetLayout(A, &layout));
-    PetscCall(MatCSRKGetTuning(A, &tuning));
     PetscCall(MatCSRKGetInfo(A, &info));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: layout %s, tuning %s, k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", max |y_csrk - y_aij| %g\n", type, MatCSRKLayouts[layout], MatCSRKTunings[tuning], info.k, info.sr_size, (double)err));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: k %" PetscInt_FMT ", super-row size %" PetscInt_FMT ", max |y_csrk - y_aij| %g\n", type, info.k, info.sr_size, (double)err));
     PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_k", &k, &set));
     PetscCheck(!set || k == info.k, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "The structure in effect has k = %" PetscInt_FMT ", expected %" PetscInt_FMT, info.k, k);
   } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: max |y - y_aij| %g\n", type, (double)err));

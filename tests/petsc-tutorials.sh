@@ -141,12 +141,14 @@ run() {
 }
 
 # The plugin's own lines in a Mat view that a program prints itself (ex23 calls KSPView): the
-# "CSR-k ...:" header and what follows it indented deeper (or "ordering ..." at column 0, as the
-# viewer prints it now), dropped; seqaijcsrk/mpiaijcsrk read as seqaij/mpiaij.
+# one-line "CSR-k options: ..." and "CSR-k structure: not built ...", the "CSR-k ...:" header and what
+# follows it indented deeper (or "ordering ..." at column 0, as the viewer prints it now), dropped;
+# seqaijcsrk/mpiaijcsrk read as seqaij/mpiaij.
 strip_plugin_view() {
   awk 'BEGIN { hdr = -1 }
        hdr >= 0 { match($0, /^[ \t]*/); if (RLENGTH > hdr || $0 ~ /^ordering /) next; hdr = -1 }
        /^[ \t]*CSR-k .*:[ \t]*$/ { match($0, /^[ \t]*/); hdr = RLENGTH; next }
+       /^[ \t]*CSR-k [a-z -]*: / { next }
        { print }' "$1" | sed -E 's/(seq|mpi)aijcsrk/\1aij/g'
 }
 

@@ -214,20 +214,19 @@ for np in 1 3; do
   [ -e "$matrices/wing.mtx" ] && run "ksp wing.mtx bandk k=3" "$np" "$build/tests/ksp" -f "$matrices/wing.mtx" -mat_csrk_ordering bandk -mat_csrk_k 3
 done
 
-# 4. invalid options: clean PETSc errors that name the option
-for bad in "-mat_csrk_k 7" "-mat_csrk_k 0" "-mat_csrk_k 2.5" "-mat_csrk_sr_size -3" "-mat_csrk_ssr_size abc" "-mat_csrk_threads -1"; do
-  run_error "invalid option $bad" "${bad%% *}" "$build/tests/ksp" -n 4 $bad
+# 4. invalid options: clean PETSc errors that name the option (a value that is no integer: PETSc's own error, with
+# the option in its table of options)
+for bad in "-mat_csrk_k 7" "-mat_csrk_k 0" "-mat_csrk_sr_size -3" "-mat_csrk_threads -1"; do
+  run_error "invalid option $bad" "${bad%% *}.* must be" "$build/tests/ksp" -n 4 $bad
 done
+run_error "invalid option -mat_csrk_k 2.5" "Input string 2.5 has no integer value" "$build/tests/ksp" -n 4 -mat_csrk_k 2.5
+run_error "invalid option -mat_csrk_ssr_size abc" "Input string abc has no integer value" "$build/tests/ksp" -n 4 -mat_csrk_ssr_size abc
 run_error "invalid option -mat_csrk_ordering foo" "mat_csrk_ordering" "$build/tests/ksp" -n 4 -mat_csrk_ordering foo
-# the values removed from -mat_csrk_layout and -mat_csrk_tune (docs/design.md, "What went and why"): errors that name
-# the option and the value left, from the options and from the setters; the value left is accepted
-run_error "removed value -mat_csrk_layout rowperm" "mat_csrk_layout. Available options: renumbered" "$build/tests/ksp" -n 4 -mat_csrk_layout rowperm
-run_error "removed value -mat_csrk_tune search" "mat_csrk_tune. Available options: model" "$build/tests/ksp" -n 4 -mat_csrk_tune search
-run_error "removed value in MatCSRKSetLayout()" "the one layout is MAT_CSRK_LAYOUT_RENUMBERED" "$build/tests/options" -mat_type csrk -set_removed layout
-run_error "removed value in MatCSRKSetTuning()" "the one tuning is MAT_CSRK_TUNING_MODEL" "$build/tests/options" -mat_type csrk -set_removed tuning
-run_grep "-help lists -mat_csrk_layout with its one value" "mat_csrk_layout.*now renumbered" "$build/tests/options" -mat_type csrk -help
-run_grep "-help lists -mat_csrk_tune with its one value" "mat_csrk_tune.*now model" "$build/tests/options" -mat_type csrk -help
-run_grep "-mat_csrk_layout renumbered -mat_csrk_tune model accepted" "layout renumbered, tuning model" "$build/tests/options" -mat_type csrk -mat_csrk_layout renumbered -mat_csrk_tune model
+# removed options: errors that name them, with or without a value, also under a prefix and through MatConvert()
+run_error "removed option -mat_csrk_layout" "Option -mat_csrk_layout was removed" "$build/tests/ksp" -n 4 -mat_csrk_layout renumbered
+run_error "removed option -mat_csrk_tune" "Option -mat_csrk_tune was removed" "$build/tests/ksp" -n 4 -mat_csrk_tune
+run_error "removed option under a prefix, through MatConvert()" "Option -foo_mat_csrk_tune was removed" "$build/tests/options" -convert initial -prefix foo_ -foo_mat_csrk_tune model
+run_grep "0 asks for the rule's sizes" "seqaijcsrk: k 2" "$build/tests/options" -mat_type csrk -mat_csrk_sr_size 0 -mat_csrk_ssr_size 0 -mat_csrk_threads 0
 # threads on request: one per rank without OMP_NUM_THREADS and -mat_csrk_threads, else what they ask for (blocks of
 # 20,000 nonzeros and more: the 2D Laplacian on 100 x 100 has 49,600)
 run_grep "one thread per rank by default" ", 1 OpenMP thread" env -u OMP_NUM_THREADS "$build/tests/options" -mat_type csrk -n 100 -mat_view ::ascii_info

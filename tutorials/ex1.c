@@ -244,13 +244,12 @@ int main(int argc, char **argv)
   PetscCall(VecSet(ones, 1.0));
   PetscCall(MatMult(A, ones, b));
 
-  /* builds the CSR-k structure (ordering included) now, so that it is not part of the solve time */
-  PetscCall(MatCSRKGetInfo(C, &info));
-
   PetscCall(Solve(A, A, b, xa, stageA, multevent, &ra));
   PetscCall(Solve(C, A, b, xc, stageC, multevent, &rc));
   PetscCall(TimeMatMult(A, xa, reps, &ra.tmedian));
   PetscCall(TimeMatMult(C, xa, reps, &rc.tmedian));
+  /* what the products built and ran: queried after them, since the set-up budget builds during the solve */
+  PetscCall(MatCSRKGetInfo(C, &info));
 
   PetscCall(VecNorm(xa, NORM_2, &xnorm));
   PetscCall(VecAXPY(xc, -1.0, xa));
@@ -271,21 +270,31 @@ int main(int argc, char **argv)
     SolveResult *r = t ? &rc : &ra;
     PetscCall(PetscPrintf(comm, "%-4s  %-16s %4" PetscInt_FMT "  %9.3e  %14.3e  %9.4f  %8d  %17.4f  %19.1f\n", t ? "csrk" : "aij", r->pcname, r->its, (double)r->rnorm, (double)r->relres, r->tsolve, r->nmult, r->tmult, 1e6 * r->tmedian));
   }
-  PetscCall(PetscPrintf(comm, "(solve: KSPSolve alone, without the PC set-up and the CSR-k build; MatMults and their total: inside KSPSolve;\n"
+  PetscCall(PetscPrintf(comm, "(solve: KSPSolve without the PC set-up, the CSR-k set-up included; MatMults and their total: inside KSPSolve;\n"
                               " median: of %" PetscInt_FMT " back-to-back MatMults after the solve, slowest rank)\n\n", reps));
   PetscCall(PetscPrintf(comm, "MatMult time aij/csrk (medians): %.3g\n", ra.tmedian / rc.tmedian));
   PetscCall(PetscPrintf(comm, "||x_aij - x_csrk|| / ||x_aij|| = %.2e (limit %.0e)\n\n", (double)diff, (double)tol));
 
   /* the CSR-k structure; on several ranks: of the diagonal blocks, max over ranks for bandwidths and time, sums for counts and memory */
-  PetscCall(PetscPrintf(comm, "CSR-k structure%s:\n", size > 1 ? " (diagonal blocks; bandwidth and time: max over ranks, counts and memory: sums)" : ""));
-  PetscCall(PetscPrintf(comm, "  levels k          %" PetscInt_FMT "%s\n", info.k, info.k == 1 ? " (plain CSR)" : ""));
-  if (info.k >= 2) PetscCall(PetscPrintf(comm, "  super-rows        %" PetscInt_FMT " of about %" PetscInt_FMT " rows\n", info.nsr, info.sr_size));
-  if (info.k == 3) PetscCall(PetscPrintf(comm, "  super-super-rows  %" PetscInt_FMT " of about %" PetscInt_FMT " super-rows\n", info.nssr, info.ssr_size));
-  PetscCall(PetscPrintf(comm, "  ordering          %s\n", MatCSRKOrderings[info.ordering]));
-  PetscCall(PetscPrintf(comm, "  bandwidth         %" PetscInt_FMT " before ordering -> %" PetscInt_FMT " after\n", info.bw_before, info.bw_after));
-  PetscCall(PetscPrintf(comm, "  build time        %.4f s\n", info.build_time));
-  PetscCall(PetscPrintf(comm, "  memory overhead   %.2f MB (%.0f%% of the AIJ arrays)\n", info.bytes / 1048576.0,
-                        100.0 * info.bytes / (minfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (N + size) * (PetscLogDouble)sizeof(PetscInt))));
+  if (!info.nbuilds) {
+    PetscCall(PetscPrintf(comm, "CSR-k structure: not built, the %" PetscInt_FMT " products ran with AIJ's kernel (set-up budget: too few products to pay for it, or\n"
+                          "  no gain found; -info tells which, -mat_csrk_setup eager builds at the first product)\n", info.nbase));
+  } else if (!info.nsr) {
+    PetscCall(PetscPrintf(comm, "CSR-k structure: built, then dropped as no faster than AIJ's kernel or to be rebuilt (set-up budget): %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
+  } else {
+    PetscCall(PetscPrintf(comm, "CSR-k structure%s:\n", size > 1 ? " (diagonal blocks; bandwidth and time: max over ranks, counts and memory: sums)" : ""));
+    PetscCall(PetscPrintf(comm, "  levels k          %" PetscInt_FMT "%s\n", info.k, info.k == 1 ? " (plain CSR)" : ""));
+    if (info.k >= 2) PetscCall(PetscPrintf(comm, "  super-rows        %" PetscInt_FMT " of about %" PetscInt_FMT " rows\n", info.nsr, info.sr_size));
+    if (info.k == 3) PetscCall(PetscPrintf(comm, "  super-super-rows  %" PetscInt_FMT " of about %" PetscInt_FMT " super-rows\n", info.nssr, info.ssr_size));
+    if (info.nsliced) PetscCall(PetscPrintf(comm, "  row slices        %" PetscInt_FMT " rows (%" PetscInt_FMT " of them with one list of values kept once)\n", info.nsliced, info.nvalued));
+    if (info.nnoderows) PetscCall(PetscPrintf(comm, "  row nodes         %" PetscInt_FMT " rows\n", info.nnoderows));
+    PetscCall(PetscPrintf(comm, "  ordering          %s\n", MatCSRKOrderings[info.ordering]));
+    PetscCall(PetscPrintf(comm, "  bandwidth         %" PetscInt_FMT " before ordering -> %" PetscInt_FMT " after\n", info.bw_before, info.bw_after));
+    PetscCall(PetscPrintf(comm, "  build time        %.4f s\n", info.build_time));
+    PetscCall(PetscPrintf(comm, "  memory overhead   %.2f MB (%.0f%% of the AIJ arrays)\n", info.bytes / 1048576.0,
+                          100.0 * info.bytes / (minfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (N + size) * (PetscLogDouble)sizeof(PetscInt))));
+    PetscCall(PetscPrintf(comm, "  products          %" PetscInt_FMT " with AIJ's kernel while the set-up paid for itself, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
+  }
   PetscCall(MatViewFromOptions(C, NULL, "-csrk_view"));
 
   /* the verdict */

@@ -154,7 +154,7 @@ PETSc.Sys.Print("numbering: " + (f"random permutation (seed {seed})" if seed >= 
 PETSc.Sys.Print(f"{'type':5} {'PC':16} {'its':>4} {'||b-Ax||/||b||':>15} {'solve (s)':>10} {'MatMult median (us)':>20}")
 for name, r, t in (("aij", ra, ta), ("csrk", rc, tc)):
     PETSc.Sys.Print(f"{name:5} {r['pc']:16} {r['its']:4d} {r['relres']:15.3e} {r['t']:10.4f} {1e6 * t:20.1f}")
-PETSc.Sys.Print(f"(solve: KSPSolve after KSPSetUp, the CSR-k build at its first product included; median: of {reps} MatMults after it, slowest rank)")
+PETSc.Sys.Print(f"(solve: KSPSolve after KSPSetUp, the CSR-k set-up included; median: of {reps} MatMults after it, slowest rank)")
 PETSc.Sys.Print(f"||x_aij - x_csrk|| / ||x_aij|| = {diff:.2e}")
 viewer = PETSc.Viewer.STDOUT(comm)
 viewer.pushFormat(PETSc.Viewer.Format.ASCII_INFO)

@@ -2,12 +2,8 @@
    Registration of the CSR-k types, their options and the public setters/getters.
 */
 #include "csrkimpl.h"
-#include <ctype.h>
-#include <errno.h>
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
-const char *const MatCSRKLayouts[]   = {"renumbered", "MatCSRKLayout", "MAT_CSRK_LAYOUT_", NULL};
-const char *const MatCSRKTunings[]   = {"model", "MatCSRKTuning", "MAT_CSRK_TUNING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "cusparse", "merge", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
@@ -48,61 +44,57 @@ static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
 {
   PetscFunctionBegin;
   PetscCheck(opt->k >= 1 && opt->k <= 3, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "CSR-k levels (-mat_csrk_k) must be 1, 2 or 3, not %" PetscInt_FMT, opt->k);
-  PetscCheck(opt->sr_size == PETSC_DECIDE || opt->sr_size >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-row size (-mat_csrk_sr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->sr_size);
-  PetscCheck(opt->ssr_size == PETSC_DECIDE || opt->ssr_size >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-super-row size (-mat_csrk_ssr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->ssr_size);
-  PetscCheck(opt->nthreads == PETSC_DECIDE || opt->nthreads >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Thread count (-mat_csrk_threads) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->nthreads);
+  PetscCheck(opt->sr_size == PETSC_DECIDE || (opt->sr_size >= 1 && opt->sr_size <= CSRK_IDX_MAX), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-row size (-mat_csrk_sr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->sr_size);
+  PetscCheck(opt->ssr_size == PETSC_DECIDE || (opt->ssr_size >= 1 && opt->ssr_size <= CSRK_IDX_MAX), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Super-super-row size (-mat_csrk_ssr_size) must be positive or PETSC_DECIDE, not %" PetscInt_FMT, opt->ssr_size);
+  PetscCheck(opt->nthreads == PETSC_DECIDE || (opt->nthreads >= 1 && opt->nthreads <= 4096), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Thread count (-mat_csrk_threads) must be 1 to 4096 or PETSC_DECIDE, not %" PetscInt_FMT, opt->nthreads);
   PetscCheck((int)opt->ordering >= 0 && opt->ordering <= MAT_CSRK_ORDERING_AUTO, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k ordering %d (-mat_csrk_ordering)", (int)opt->ordering);
   PetscCheck((int)opt->setup >= 0 && opt->setup <= MAT_CSRK_SETUP_EAGER, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k set-up rule %d (-mat_csrk_setup)", (int)opt->setup);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* An integer option whose bad values (not a number, out of range) are errors that name the option: PETSc's own
-   messages for PetscOptionsRangeInt() do not. 0 stands for PETSC_DECIDE where min is 0. */
-static PetscErrorCode CSRKOptionsInt(CSRKOptionItems PetscOptionsObject, const char prefix[], const char opt[], const char text[], const char man[], PetscInt *value, PetscInt min, PetscInt max)
+/* An integer option where 0 on the command line stands for PETSC_DECIDE (the rule of docs/tuning.md); the range is
+   checked by MatCSRKOptionsCheck(), whose errors name the option */
+static PetscErrorCode CSRKOptionsIntDecide(CSRKOptionItems PetscOptionsObject, const char opt[], const char text[], const char man[], PetscInt *value)
 {
-  char      cur[64], str[256];
+  PetscInt  v = *value == PETSC_DECIDE ? 0 : *value;
   PetscBool set;
 
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(cur, sizeof(cur), "%" PetscInt_FMT, *value == PETSC_DECIDE ? 0 : *value));
-  PetscCall(PetscOptionsString(opt, text, man, cur, str, sizeof(str), &set));
-  if (set) {
-    char     *end;
-    long long v;
-    errno = 0;
-    v     = strtoll(str, &end, 10);
-    while (end && isspace((unsigned char)*end)) end++;
-    PetscCheck(str[0] && !*end && !errno, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Invalid value '%s' for option -%s%s: expected an integer in [%" PetscInt_FMT ", %" PetscInt_FMT "]", str, prefix ? prefix : "", opt + 1, min, max);
-    PetscCheck(v >= min && v <= max, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Value %s of option -%s%s is out of range: expected an integer in [%" PetscInt_FMT ", %" PetscInt_FMT "]", str, prefix ? prefix : "", opt + 1, min, max);
-    *value = (min == 0 && v == 0) ? PETSC_DECIDE : (PetscInt)v;
-  }
+  PetscCall(PetscOptionsInt(opt, text, man, v, &v, &set));
+  PetscCheck(!set || v >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Option -%s%s must be positive, or 0 for the default, not %" PetscInt_FMT, PetscOptionsObject->prefix ? PetscOptionsObject->prefix : "", opt + 1, v);
+  if (set) *value = v == 0 ? PETSC_DECIDE : v;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option.
-   -mat_csrk_layout and -mat_csrk_tune have one value left each (docs/design.md, "What went and why"): they are still
-   read, so that a removed value is an error that lists the one left instead of an option silently ignored. */
+   Options that were removed are errors too, so that a script that still passes one learns it instead of PETSc
+   leaving it unused with at most a warning. */
 PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], PetscBool cuda, MatCSRKOptions *opt, PetscBool *changed)
 {
-  MatCSRKOptions old    = *opt;
-  MatCSRKLayout  layout = MAT_CSRK_LAYOUT_RENUMBERED;
-  MatCSRKTuning  tune   = MAT_CSRK_TUNING_MODEL;
+  static const char *const removed[][2] = {
+    {"-mat_csrk_layout", "a reordered matrix is always stored with renumbered columns; drop the option"},
+    {"-mat_csrk_tune",   "k and the sizes follow the rule of docs/tuning.md unless -mat_csrk_k, -mat_csrk_sr_size or -mat_csrk_ssr_size set them; drop the option"},
+  };
+  MatCSRKOptions old = *opt;
 
   PetscFunctionBegin;
+  for (size_t i = 0; i < sizeof(removed) / sizeof(removed[0]); i++) {
+    PetscBool has;
+    PetscCall(PetscOptionsHasName(PetscOptionsObject->options, prefix, removed[i][0], &has));
+    PetscCheck(!has, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Option -%s%s was removed: %s", prefix ? prefix : "", removed[i][0] + 1, removed[i][1]);
+  }
   PetscOptionsHeadBegin(PetscOptionsObject, "CSR-k matrix options");
-  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", &opt->k, 1, 3));
-  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->sr_size, 0, CSRK_IDX_MAX));
-  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size, 0, CSRK_IDX_MAX));
+  PetscCall(PetscOptionsInt("-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", opt->k, &opt->k, NULL));
+  PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->sr_size));
+  PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
-  PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with the vectors permuted (the one layout)", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)layout, (PetscEnum *)&layout, NULL));
-  PetscCall(PetscOptionsEnum("-mat_csrk_tune", "Choice of k and the sizes: the constant-time model (the one tuning; -mat_csrk_k and -mat_csrk_sr_size override it)", "MatCSRKSetTuning", MatCSRKTunings, (PetscEnum)tune, (PetscEnum *)&tune, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_setup", "When the structure is built: once the products run with AIJ's kernel have paid for it (budget), or at the first product (eager) (CPU kernels)", "MatCSRKSetSetup", MatCSRKSetups, (PetscEnum)opt->setup, (PetscEnum *)&opt->setup, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 8- or 16-bit offsets where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
+  PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 16-bit offsets from the diagonal where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_values", "One thread: a row slice whose rows repeat one list of values keeps it once, a row node with an earlier node's values multiplies those (constant coefficients, one element matrix) (CPU)", "MatCSRKSetRowValues", opt->values, &opt->values, NULL));
   PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
-  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads, 0, 4096));
+  PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads));
   if (cuda) {
     PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), cuSPARSE's merge-based CSR SpMV (cusparse) or equal tiles of rows and nonzeros (merge)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
@@ -145,16 +137,21 @@ PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The view of both types: the AIJ view, then with ASCII_INFO the summary of the CSR-k structure (for the MPI type
-   that of the diagonal blocks: maxima over ranks for times and bandwidths, sums for counts and memory) */
+static PetscErrorCode MatCSRKGetOptions_Private(Mat, MatCSRKOptions *);
+
+/* The view of both types: the AIJ view, then with ASCII_INFO the CSR-k settings in effect, which hold before anything
+   is built, and the summary of the structure once there is one (for the MPI type that of the diagonal blocks: maxima
+   over ranks for times and bandwidths, sums for counts and memory) */
 PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
 {
   const struct _MatOps *base;
   PetscBool             isascii;
   PetscViewerFormat     format;
+  MatCSRKOptions        opt;
   MatCSRKInfo           info;
   MatInfo               ainfo;
   PetscLogDouble        aijbytes;
+  char                  sizes[128] = "", run[64];
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(mpi, &base));
@@ -163,16 +160,28 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCSRKGetOptions_Private(A, &opt));
   PetscCall(MatCSRKGetInfo(A, &info));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &ainfo));
   aijbytes = (PetscLogDouble)ainfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)A->rmap->N * sizeof(PetscInt);
-  PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
-  PetscCall(PetscViewerASCIIPushTab(viewer));
-  if (!info.nbuilds) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "not built: %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget, MatCSRKSetSetup())\n", info.nbase, info.nbase == 1 ? "" : "s"));
-    PetscCall(PetscViewerASCIIPopTab(viewer));
+  if (opt.k > 1) { /* each size as asked for, or the model's */
+    char sr[32] = "from the model", ssr[32] = "from the model";
+    if (opt.sr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(sr, sizeof(sr), "%" PetscInt_FMT, opt.sr_size));
+    if (opt.ssr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), "%" PetscInt_FMT, opt.ssr_size));
+    PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", super-row size %s%s%s", sr, opt.k == 3 ? ", super-super-row size " : "", opt.k == 3 ? ssr : ""));
+  }
+  if (opt.gpu) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
+  else PetscCall(PetscSNPrintf(run, sizeof(run), "set-up %s, %" PetscInt_FMT " OpenMP thread%s%s", MatCSRKSetups[opt.setup], info.nthreads, info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k options: ordering %s, k = %" PetscInt_FMT "%s, %s\n", MatCSRKOrderings[opt.ordering], opt.k, sizes, run));
+  if (!info.nsr) { /* no structure in effect (a built one has super-rows): only the set-up budget waits or drops one */
+    const char *what = mpi ? "diagonal blocks" : "structure";
+    if (!info.nbuilds && !info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet (set-up budget: built once the products run with AIJ's kernel have paid for it)\n", what));
+    else if (!info.nbuilds) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built, %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget)\n", what, info.nbase, info.nbase == 1 ? "" : "s"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: built, then dropped as no faster than AIJ's kernel or to be rebuilt (set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure; -info tells why)\n", what, info.nbase, info.nfast));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
   if (info.k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "k = 3, super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows), super-super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-super-rows)\n", info.sr_size, info.nsr, info.ssr_size, info.nssr));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
@@ -182,8 +191,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage), %" PetscInt_FMT " OpenMP thread%s%s\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes), info.nthreads,
-                                   info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage)\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes)));
   if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -197,6 +205,45 @@ static PetscErrorCode MatCSRKFinalizePackage(void)
   MatCSRKBaseOpsSet[0] = MatCSRKBaseOpsSet[1] = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*MC
+   MATCSRK - MATCSRK = "csrk" - A matrix type whose `MatMult()` and `MatMultAdd()` run the CSR-k kernels: `MATSEQCSRK`
+   on one process, `MATMPICSRK` otherwise.
+
+   A subclass of `MATAIJ`: the AIJ arrays stay the matrix, so assembly, preconditioners, factorizations, conversions and
+   every other operation are those of `MATAIJ`. The two products run over a structure built from the AIJ arrays: rows
+   grouped into super-rows (k = 2) and super-super-rows (k = 3), in the user's ordering or a bandwidth-reducing one,
+   with column indices as 16-bit offsets from the diagonal or row patterns where the rows allow, and runs of alike rows
+   multiplied together (row slices, row nodes). Results are in the user's ordering and equal those of `MATAIJ` to
+   rounding.
+
+   Options Database Keys:
++  -mat_type csrk - selects the type in `MatSetFromOptions()`
+.  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure, see `MatCSRKSetOrdering()`
+.  -mat_csrk_setup <budget,eager> - when the structure is built, see `MatCSRKSetSetup()`
+.  -mat_csrk_threads <n> - OpenMP threads per MPI rank, 0 for the default, see `MatCSRKSetNumThreads()`
+.  -mat_csrk_k <1,2,3> - levels of the structure, see `MatCSRKSetLevels()`
+.  -mat_csrk_sr_size <n> - rows per super-row, 0 for the model's, see `MatCSRKSetSizes()`
+.  -mat_csrk_ssr_size <n> - super-rows per super-super-row, 0 for the model's
+.  -mat_csrk_compress_indices <bool> - 16-bit column offsets where they fit, see `MatCSRKSetIndexCompression()`
+.  -mat_csrk_row_patterns <bool> - row patterns instead of column indices, see `MatCSRKSetRowPatterns()`
+.  -mat_csrk_row_slices <bool> - rows of one pattern multiplied a row per vector lane, see `MatCSRKSetRowSlices()`
+.  -mat_csrk_row_values <bool> - a repeated list of values kept once, see `MatCSRKSetRowValues()`
+-  -mat_csrk_row_nodes <bool> - rows of one column list multiplied together, see `MatCSRKSetRowNodes()`
+
+   Level: beginner
+
+   Notes:
+   A program loads the library with `-dll_append <dir>/libcsrk.so`, or links it and calls `MatCSRKRegister()`.
+   `MatConvert()` to this type reads the -mat_csrk_* options of the matrix's prefix.
+
+   By default the structure is built once the products run with AIJ's kernel have paid for it, so a short solve runs
+   about as with `MATAIJ` (`MatCSRKSetSetup()`). `MatView()` with `-mat_view ::ascii_info` shows the settings in
+   effect and, once it is built, the structure; `MatCSRKGetInfo()` returns it, and `-log_view` shows its cost in the
+   `MatCSRKBuild` event.
+
+.seealso: `MATSEQCSRK`, `MATMPICSRK`, `MATCSRKCUDA`, `MATAIJ`, `MatCSRKRegister()`, `MatCSRKSetOrdering()`, `MatCSRKSetSetup()`, `MatCSRKGetInfo()`
+M*/
 
 /* The root names are also entries of MatList, so that -help lists "csrk" (and "csrkcuda") among the -mat_type
    values. MatSetType() maps a root name to the sequential or MPI type before it looks in MatList, so these routines
@@ -425,7 +472,7 @@ PetscErrorCode MatCSRKGetSizes(Mat A, PetscInt *sr_size, PetscInt *ssr_size)
   Note:
   Results are always in the user's ordering; the ordering only changes the internal layout.
 
-.seealso: `MATCSRK`, `MatCSRKOrdering`, `MatCSRKSetLayout()`
+.seealso: `MATCSRK`, `MatCSRKOrdering`, `MatCSRKGetOrdering()`
 @*/
 PetscErrorCode MatCSRKSetOrdering(Mat A, MatCSRKOrdering ordering)
 {
@@ -461,62 +508,6 @@ PetscErrorCode MatCSRKGetOrdering(Mat A, MatCSRKOrdering *ordering)
 }
 
 /*@
-  MatCSRKSetLayout - sets how a reordered CSR-k matrix is stored
-
-  Logically Collective
-
-  Input Parameters:
-+ A      - the matrix, of type `MATCSRK`
-- layout - `MAT_CSRK_LAYOUT_RENUMBERED`, the one layout
-
-  Options Database Key:
-. -mat_csrk_layout <renumbered> - the layout
-
-  Level: advanced
-
-  Note:
-  A reordered matrix is stored as P A P^T with renumbered columns: x is gathered into the internal order and the
-  product scattered back, so results are in the user's ordering. The row-permuted layout was removed
-  (docs/design.md, "What went and why"); the call and the option remain so that programs and scripts that name the
-  layout keep working, and another value is an error.
-
-.seealso: `MATCSRK`, `MatCSRKLayout`, `MatCSRKSetOrdering()`
-@*/
-PetscErrorCode MatCSRKSetLayout(Mat A, MatCSRKLayout layout)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
-  PetscValidLogicalCollectiveEnum(A, layout, 2);
-  PetscCheck(layout == MAT_CSRK_LAYOUT_RENUMBERED, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k layout %d (-mat_csrk_layout): the one layout is MAT_CSRK_LAYOUT_RENUMBERED (renumbered)", (int)layout);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKGetLayout - gets the CSR-k layout
-
-  Not Collective
-
-  Input Parameter:
-. A - the matrix, of type `MATCSRK`
-
-  Output Parameter:
-. layout - the layout, `MAT_CSRK_LAYOUT_RENUMBERED`
-
-  Level: advanced
-
-.seealso: `MATCSRK`, `MatCSRKSetLayout()`
-@*/
-PetscErrorCode MatCSRKGetLayout(Mat A, MatCSRKLayout *layout)
-{
-  MatCSRKOptions opt;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetOptions_Private(A, &opt)); /* a CSR-k matrix, as the other getters require */
-  *layout = MAT_CSRK_LAYOUT_RENUMBERED;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
   MatCSRKSetNumThreads - sets the number of OpenMP threads of the CSR-k kernels
 
   Logically Collective
@@ -534,7 +525,7 @@ PetscErrorCode MatCSRKGetLayout(Mat A, MatCSRKLayout *layout)
   By default the kernels run one thread per MPI rank, as `MATAIJ` does: PETSc programs run one rank per core and PETSc's
   vector operations are not threaded, so threads pay only in a configuration chosen for them. Threads are used when
   asked for: with this call or the option, or with `OMP_NUM_THREADS` set in the environment (`omp_get_max_threads()`
-  threads, for blocks of 20,000 nonzeros or more). Keep ranks x threads within the cores of a node, and compare with
+  threads, for blocks large enough to gain from them). Keep ranks x threads within the cores of a node, and compare with
   `MATAIJ` on as many ranks as the cores the threads use.
 
 .seealso: `MATCSRK`, `MatCSRKGetInfo()`
@@ -544,36 +535,6 @@ PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveInt(A, nthreads, 2);
   MatCSRKSetField(A, nthreads, nthreads);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKSetTuning - sets how k and the super-row and super-super-row sizes of the CPU kernels are chosen
-
-  Logically Collective
-
-  Input Parameters:
-+ A      - the matrix, of type `MATCSRK`
-- tuning - `MAT_CSRK_TUNING_MODEL` (the constant-time rule of docs/tuning.md), the one tuning
-
-  Options Database Key:
-. -mat_csrk_tune <model> - the tuning
-
-  Level: advanced
-
-  Notes:
-  `MatCSRKSetLevels()` and `MatCSRKSetSizes()` override the model's choice. The search that timed candidate sizes at
-  each structure build was removed (docs/design.md, "What went and why"); the call and the option remain so that
-  programs and scripts that name the tuning keep working, and another value is an error.
-
-.seealso: `MATCSRK`, `MatCSRKTuning`, `MatCSRKGetTuning()`, `MatCSRKSetSizes()`, `MatCSRKSetLevels()`
-@*/
-PetscErrorCode MatCSRKSetTuning(Mat A, MatCSRKTuning tuning)
-{
-  PetscFunctionBegin;
-  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
-  PetscValidLogicalCollectiveEnum(A, tuning, 2);
-  PetscCheck(tuning == MAT_CSRK_TUNING_MODEL, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k tuning %d (-mat_csrk_tune): the one tuning is MAT_CSRK_TUNING_MODEL (model)", (int)tuning);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -594,15 +555,14 @@ PetscErrorCode MatCSRKSetTuning(Mat A, MatCSRKTuning tuning)
   Notes:
   The structure costs a build (a pattern search, value copies, maybe an ordering) and a copy of the values at each
   change, which only faster products pay back. With `MAT_CSRK_SETUP_BUDGET` the products run with PETSc's AIJ kernel
-  until they would have paid for the set-up at 5 % of their time: 20 products for the usual block (one thread, the
-  user's order), whose row patterns and row slices are then found and filled a part at a product, each part when the
-  time the parts before it saved (measured in the products) pays for it, the rows not yet filled running the AIJ loop;
-  a whole build otherwise (several threads, a reordering) after 140 products or more. A value change sends the filled
-  rows back to the AIJ loop and they are filled again the same way. So a short solve runs about as with `MATAIJ` and a
-  long one gets the structure after tens of products. A structure no faster than AIJ's product is dropped until the
-  nonzero pattern changes. `MAT_CSRK_SETUP_EAGER` builds the whole structure at the first product: for benchmarks of
-  the kernels. `MatCSRKGetInfo()` reports what a block has under the budget (`MatCSRKInfo.nunfilled`: rows still to
-  be filled) and builds it under `MAT_CSRK_SETUP_EAGER`. The GPU type builds its device copy at the first product.
+  until the time they took would pay for the set-up; the row slices of a one-thread block are then filled a part at a
+  product, the rows not yet filled running the AIJ loop, and other structures are built whole. A value change is
+  copied in under the same rule, and a structure no faster than AIJ's product is dropped until the nonzero pattern
+  changes. So a short solve runs about as with `MATAIJ` and a long one gets the structure after tens of products
+  (the rule and its constants: docs/design.md, "Set-up budget"). `MAT_CSRK_SETUP_EAGER` builds the whole structure at
+  the first product, for benchmarks of the kernels and runs known to be long. `MatCSRKGetInfo()` reports what a block
+  has under the budget and builds it under `MAT_CSRK_SETUP_EAGER`. The GPU type builds its device copy at the first
+  product.
 
 .seealso: `MATCSRK`, `MatCSRKSetup`, `MatCSRKGetInfo()`
 @*/
@@ -611,31 +571,6 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveEnum(A, setup, 2);
   MatCSRKSetField(A, setup, setup);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKGetTuning - gets the tuning of the CSR-k sizes
-
-  Not Collective
-
-  Input Parameter:
-. A - the matrix, of type `MATCSRK`
-
-  Output Parameter:
-. tuning - the tuning, `MAT_CSRK_TUNING_MODEL`
-
-  Level: advanced
-
-.seealso: `MATCSRK`, `MatCSRKSetTuning()`
-@*/
-PetscErrorCode MatCSRKGetTuning(Mat A, MatCSRKTuning *tuning)
-{
-  MatCSRKOptions opt;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetOptions_Private(A, &opt)); /* a CSR-k matrix, as the other getters require */
-  *tuning = MAT_CSRK_TUNING_MODEL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -680,7 +615,7 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
 
   Input Parameters:
 + A        - the matrix, of type `MATCSRK` or `MATCSRKCUDA`
-- patterns - `PETSC_TRUE` (the default) or `PETSC_FALSE` to keep indices (offsets, codes or 32-bit columns)
+- patterns - `PETSC_TRUE` (the default) or `PETSC_FALSE` to keep indices (16-bit offsets or 32-bit columns)
 
   Options Database Key:
 . -mat_csrk_row_patterns <bool> - the row patterns
@@ -689,16 +624,15 @@ PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
 
   Notes:
   Only with index compression on (`MatCSRKSetIndexCompression()`) and where the CPU kernels would read 16-bit offsets
-  but for the bandwidth: a reordered copy, or the natural ordering with two or more threads (one thread runs PETSc's
+  but for the bandwidth: a reordered matrix, or the natural ordering with two or more threads (one thread runs PETSc's
   AIJ loop over the AIJ arrays, which a single core runs at least as fast). At the structure build, the column offsets
-  from the diagonal of each row are looked up in a dictionary of the distinct rows; when all of them fit (8192
-  offsets, 32 KiB, which the L1 cache holds) each row keeps only the 16-bit number of its pattern, and the products
-  read 8 bytes per nonzero instead of 10 or 12. A 3D stencil or a structured-mesh matrix in its natural order has one pattern per kind of boundary
-  (27 on a 27-point stencil); most irregular or reordered matrices overflow the dictionary early in the search and
-  keep their indices. Results are the same either way. On the GPU (`MATCSRKCUDA`) the sliced kernel reads row
-  patterns in the same way instead of its 8/16-bit column codes or plain columns, and no row pointer either; `-info`
-  tells which it uses. On the CPU, `MatView()` with `-mat_view ::ascii_info` tells whether they are in effect,
-  `MatCSRKGetInfo()` how many.
+  from the diagonal of each row are looked up in a dictionary of the distinct rows; when all of them fit in a
+  dictionary small enough for the L1 cache, each row keeps only the 16-bit number of its pattern and the products read
+  fewer bytes per nonzero. A stencil or structured-mesh matrix in its natural order has one pattern per kind of
+  boundary; most irregular or reordered matrices overflow the dictionary and keep their indices. Results are the same
+  either way. On the GPU (`MATCSRKCUDA`) the sliced kernel reads row patterns in the same way instead of its 32-bit
+  columns; `-info` tells which it uses. On the CPU, `MatView()` with `-mat_view ::ascii_info` tells whether they are
+  in effect, `MatCSRKGetInfo()` how many.
 
 .seealso: `MATCSRK`, `MatCSRKSetIndexCompression()`, `MatCSRKGetInfo()`
 @*/
@@ -729,8 +663,8 @@ PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
   pattern (the interior rows along the fastest direction of a structured grid) are multiplied together: entry j of the
   8 rows is 8 consecutive values times 8 consecutive entries of x, vector operations without indices or gathers, and
   the 8 sums are independent chains instead of one per row. Their values are stored interleaved in a copy of the
-  matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used when at least half of the
-  rows are in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
+  matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used where enough rows are
+  in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
   and additions: results are the same bits as without slices. In a GCC build the widest vector instructions the CPU
   has (AVX-512, AVX2, or SSE2) are chosen when the library is loaded.
 
@@ -799,7 +733,7 @@ PetscErrorCode MatCSRKSetRowValues(Mat A, PetscBool values)
   slices), in the natural order or in a reordered copy (whose rows are renumbered with it):
   consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a vector PDE, as PETSc's
   inodes), are multiplied together, each column index and entry of x loaded once for all of
-  them. Used when at least half of the rows are in nodes of two or more; `-info` tells how many. Each row is still
+  them. Used where enough rows are in nodes of two or more; `-info` tells how many. Each row is still
   summed in its own order with separate multiplies and additions: results are the same bits as without nodes.
 
 .seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetNumThreads()`, `MatCSRKGetInfo()`
@@ -824,11 +758,10 @@ PetscErrorCode MatCSRKSetRowNodes(Mat A, PetscBool nodes)
   Options Database Key:
 . -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
 
-  Note:
-  The vector kernel's lanes per row follow the mean row length (4 up to 16 entries, 8 up to 32, 16 up to 64, else 32;
-  at least 2).
-
   Level: advanced
+
+  Note:
+  The vector kernel's lanes per row follow the mean row length (docs/tuning.md).
 
 .seealso: `MATCSRKCUDA`, `MatCSRKCUDAKernel`
 @*/
@@ -874,7 +807,7 @@ PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat A, PetscBool pinned)
 }
 
 /*@
-  MatCSRKGetInfo - gets a summary of the CSR-k structure in effect, building it if needed
+  MatCSRKGetInfo - gets a summary of the CSR-k structure in effect
 
   Collective
 
@@ -885,6 +818,10 @@ PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat A, PetscBool pinned)
 . info - the summary
 
   Level: intermediate
+
+  Note:
+  Under the default set-up budget (`MatCSRKSetSetup()`) the summary is that of what the products have built so far
+  (`MatCSRKInfo.nbuilds` is 0 before the structure exists); under `MAT_CSRK_SETUP_EAGER` the structure is built first.
 
 .seealso: `MATCSRK`, `MatCSRKInfo`
 @*/

@@ -15,7 +15,7 @@
    (XSTEP 0), or xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
    in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
    offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
-   the row), which measured faster on one core than a loop bounded by the next row pointer (docs/history/sessions.md). */
+   the row), which measured faster on one core than a loop bounded by the next row pointer (docs/history/experiments.md). */
 #define CSRK_ROWS(R0, R1, OUT, XSTEP, ITYPE, IDX) \
   do { \
     const PetscScalar *xr = xx + (XSTEP) * (R0); \
@@ -31,7 +31,7 @@
 /* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
    which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
    after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the row-pointer
-   form measured at least as fast for its 4 bytes per row (docs/history/sessions.md) */
+   form measured at least as fast for its 4 bytes per row (docs/history/experiments.md) */
 #define CSRK_PATTERN_ROWS(R0, R1, OUT, UNUSED) \
   do { \
     const PetscScalar *xr = xx + (R0); \
@@ -67,7 +67,7 @@
 
 /* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
    gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency; 128 was the
-   best of the distances measured on a permuted 7-point product (docs/history/sessions.md) */
+   best of the distances measured on a permuted 7-point product (docs/history/experiments.md) */
 #define CSRK_GATHER_AHEAD 128
 
 /* y = A x (+ z) with row slices filled up to st->rfill < m (one thread, the AIJ arrays shared): the filled rows from

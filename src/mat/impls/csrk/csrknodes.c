@@ -3,7 +3,7 @@
    with one column list (the unknowns of one mesh point of a vector PDE: the 3 displacements of 3D elasticity) are
    multiplied together, each column index and x entry loaded once for the node's rows, as PETSc's inode kernel does.
    This is the case where one core in the natural order, which otherwise runs the AIJ loop, lost to PETSc's AIJ type
-   (its inode kernel; measurements in docs/history/sessions.md, "CPU row nodes").
+   (its inode kernel; measurements in docs/history/experiments.md, "CPU row nodes").
 
    Each row is still summed in its own order with separate multiplies and additions: the products are the bits of the
    AIJ loop (PETSc's inode kernel pairs the entries and rounds differently).

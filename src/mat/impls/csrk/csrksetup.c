@@ -80,14 +80,16 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 }
 
 /* the nonzeros of the AIJ block A */
-static inline PetscInt CSRKNonzeros(Mat A)
+static PetscErrorCode CSRKNonzeros(Mat A, PetscInt *nz)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
   PetscMemType    mtype;
 
-  if (MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype)) return 0;
-  return ai[A->rmap->n];
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  *nz = ai[A->rmap->n];
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* whether the slices of st are filled a part at a product: one thread over the AIJ arrays */
@@ -323,13 +325,13 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
   if (!sp->st) {
     MatCSRKOptions opt = sp->opt;
     PetscReal      cost;
-    PetscInt       nz;
+    PetscInt       nz = 0;
 
     if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
     if (b->noslices) opt.slices = PETSC_FALSE;
     /* the shortest wait (the build floor included), before the nonzero count, a lookup, is asked for */
     if (CSRKBudgetBuildWaits(b, PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS);
-    nz = CSRKNonzeros(A);
+    PetscCall(CSRKNonzeros(A, &nz));
     if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
     else if (MatCSRKKernelThreads(&opt, nz) > 1) cost = CSRK_BUILD_PRODUCTS;
     else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;

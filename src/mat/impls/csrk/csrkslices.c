@@ -4,7 +4,7 @@
    rows is then 8 consecutive values (stored interleaved, sval) times 8 consecutive entries of x (x[r + off_j ..
    r + off_j + 7]): two vector loads, a multiply and an add, with no index per entry and no gather. The rows' sums
    become 8 independent chains instead of one per row, which is what bounds the scalar pattern loop (an addition
-   waiting for the previous one: the floating-point add latency per nonzero; docs/history/sessions.md, "CPU row slices").
+   waiting for the previous one: the floating-point add latency per nonzero; docs/history/experiments.md, "CPU row slices").
 
    Each lane sums its row's entries in the row's order with a separate multiply and add, as the scalar loops and
    PETSc's AIJ kernel do: the products are bitwise those of the other CSR-k kernels. The multiply and add must not be

@@ -342,7 +342,7 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
 /* Asks for transparent huge pages on the 2 MiB-aligned part of a fresh allocation (where the kernel grants them only
    on request): the vectors in the internal order, xwork and ywork, are read at random through the permutation at every
    product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB
-   (measurements in docs/history/sessions.md) */
+   (measurements in docs/history/experiments.md) */
 static void CSRKAdviseHuge(void *p, size_t bytes)
 {
 #if defined(MADV_HUGEPAGE)

@@ -181,15 +181,16 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
    increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, the only callers of these
    methods): the device copy is recorded current for that state.
 */
-static PetscBool MatSeqCSRKCUDADeviceCurrent(Mat A)
+static PetscErrorCode MatSeqCSRKCUDADeviceCurrent(Mat A, PetscBool *current)
 {
   Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
   Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
   PetscObjectState state;
 
-  if (!c->dev || c->offloadmask != PETSC_OFFLOAD_BOTH || c->nzstate != A->nonzerostate || !MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt)) return PETSC_FALSE;
-  if (PetscObjectStateGet((PetscObject)A, &state)) return PETSC_FALSE;
-  return (PetscBool)(c->state == state);
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  *current = (PetscBool)(c->dev && c->offloadmask == PETSC_OFFLOAD_BOTH && c->nzstate == A->nonzerostate && MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt) && c->state == state);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 typedef enum {
@@ -200,12 +201,13 @@ typedef enum {
 
 static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar a)
 {
-  Mat_SeqCSRKCUDA      *c       = MatSeqCSRKCUDAGetData(A);
-  const PetscBool       current = MatSeqCSRKCUDADeviceCurrent(A);
+  Mat_SeqCSRKCUDA      *c = MatSeqCSRKCUDAGetData(A);
   const struct _MatOps *base;
   PetscObjectState      state;
+  PetscBool             current = PETSC_FALSE;
 
   PetscFunctionBegin;
+  PetscCall(MatSeqCSRKCUDADeviceCurrent(A, &current)); /* before the base operation changes the state */
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
   if (op == CSRK_VALUES_SCALE) PetscCall((*base->scale)(A, a));
   else if (op == CSRK_VALUES_SHIFT) PetscCall((*base->shift)(A, a));
@@ -471,6 +473,32 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/*MC
+   MATCSRKCUDA - MATCSRKCUDA = "csrkcuda" - A matrix type whose products run CSR-k kernels on an NVIDIA GPU:
+   `MATSEQCSRKCUDA` on one process, `MATMPICSRKCUDA` otherwise.
+
+   A subclass of `MATAIJ` whose vectors are `VECCUDA`. The AIJ arrays on the host stay the matrix; the products run on
+   a device copy made on the GPU from them at the first product, in the user's ordering, with rows grouped into
+   super-rows and super-super-rows (k = 3 by default) and a kernel chosen from the row statistics. The copy is kept
+   while the nonzero pattern and the values do not change; new values are uploaded once, at the next product.
+
+   Options Database Keys:
++  -mat_type csrkcuda - selects the type, with `-vec_type cuda` (or `-dm_mat_type csrkcuda -dm_vec_type cuda` for DM programs)
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel, see `MatCSRKSetCUDAKernel()`
+.  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetCUDAPinnedHalo()`
+.  -mat_csrk_k <1,2,3> - levels of the device copy, see `MatCSRKSetLevels()`
+.  -mat_csrk_sr_size <n> - rows per super-row, 0 for the GPU model's, see `MatCSRKSetSizes()`
+-  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetRowPatterns()`
+
+   Level: beginner
+
+   Note:
+   `-mat_csrk_ordering` and the other options of `MATCSRK` apply to the host products: with host vectors, or with the
+   matrix bound to the CPU by `MatBindToCPU()`, which then runs the kernels of `MATCSRK`.
+
+.seealso: `MATSEQCSRKCUDA`, `MATMPICSRKCUDA`, `MATCSRK`, `MATAIJCUSPARSE`, `MatBindToCPU()`
+M*/
 
 /*MC
    MATSEQCSRKCUDA - MATSEQCSRKCUDA = "seqaijcsrkcuda" - the sequential CSR-k type with the products on an NVIDIA GPU

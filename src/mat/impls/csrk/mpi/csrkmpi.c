@@ -285,10 +285,11 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
 
 /*MC
    MATMPICSRK - MATMPICSRK = "mpiaijcsrk" - the parallel CSR-k matrix type, a `MATMPIAIJ` subclass whose diagonal
-   block is stored in CSR-k with its own local ordering and whose off-diagonal block is a CSR-k block in natural order.
-   The halo exchange of MatMult() overlaps the product with the diagonal block, as in `MATMPIAIJ`.
+   blocks multiply with the CSR-k kernels of `MATSEQCSRK`, each in its own local ordering, and whose off-diagonal
+   blocks with AIJ's kernel. The halo exchange of `MatMult()` overlaps the product with the diagonal block, as in
+   `MATMPIAIJ`.
 
-   Options Database Keys: those of `MATSEQCSRK`, applied to the blocks.
+   Options Database Keys: those of `MATCSRK`, applied to the blocks.
 
    Level: beginner
 

@@ -208,6 +208,10 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->nnoderows   = st->nodesz ? st->nnoderows : 0;
     info->nunfilled   = st->sval ? st->m - st->rfill : 0;
     info->nvalued     = st->sval || st->nodesrc ? st->nvalued : 0;
+  } else if (A->assembled) { /* the threads the kernels will run */
+    MatInfo ainfo;
+    PetscCall(MatGetInfo(A, MAT_LOCAL, &ainfo));
+    info->nthreads = MatCSRKKernelThreads(&sp->opt, (PetscInt)ainfo.nz_used);
   }
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
@@ -337,19 +341,10 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
 }
 
 /*MC
-   MATSEQCSRK - MATSEQCSRK = "seqaijcsrk" - the sequential CSR-k matrix type, a `MATSEQAIJ` subclass.
+   MATSEQCSRK - MATSEQCSRK = "seqaijcsrk" - the sequential CSR-k matrix type, a `MATSEQAIJ` subclass whose `MatMult()`
+   and `MatMultAdd()` run the CSR-k kernels (`MATCSRK`); all other operations are those of `MATSEQAIJ`.
 
-   MatMult() and MatMultAdd() run OpenMP kernels over a reordered copy of the matrix grouped into super-rows
-   (k = 2) and super-super-rows (k = 3); all other operations are those of `MATSEQAIJ`.
-
-   Options Database Keys:
-+  -mat_type csrk - selects this type on one process (the root name "csrk")
-.  -mat_csrk_k <2> - levels: 1 (CSR), 2 or 3
-.  -mat_csrk_sr_size <n> - rows per super-row (default from the tuning rule)
-.  -mat_csrk_ssr_size <n> - super-rows per super-super-row
-.  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure
-.  -mat_csrk_compress_indices <bool> - column indices as 16-bit offsets from the diagonal where they fit
--  -mat_csrk_threads <n> - OpenMP threads of the kernels
+   Options Database Keys: those of `MATCSRK`.
 
    Level: beginner
 
