@@ -15,8 +15,10 @@
 # DMPlex tutorials assemble on PETSc's tetrahedral mesh file, refined in parallel and saved with -ksp_view_mat, in
 # the tutorial's numbering and randomly renumbered (tutorials/permbin), and on the generated problems fem3d and
 # femelast3d (src/mat/utils/problems.c):
-#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3)
-#   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 4)
+#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3); one refinement less with
+#                      APPS_SIZE=small
+#   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
+#                      refinement takes minutes)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
 #   NAME-rand:         NAME randomly renumbered
 # ex10 -f solves the system twice (its two stages, load and set-up included): the solve time is the sum of both
@@ -91,7 +93,7 @@ femmat() {
     case $base in
       fem-p1) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine "$femref" -potential_petscspace_degree 1 ;;
       fem-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine $((femref - 1)) -potential_petscspace_degree 2 ;;
-      fem-elast) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine "$femref" -displacement_petscspace_degree 1 ;;
+      fem-elast) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -displacement_petscspace_degree 1 ;;
       gen-fem3d) "$permbin" -problem fem3d -n "${femgen%,*}" -permute -1 -o "$femdir/$base.raw" ;;
       gen-femelast3d) "$permbin" -problem femelast3d -n "${femgen#*,}" -permute -1 -o "$femdir/$base.raw" ;;
     esac >"$logs/make-$base.log" 2>&1 </dev/null || { echo "apps: could not make $base (see $logs/make-$base.log)"; return 1; }
