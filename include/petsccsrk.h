@@ -213,5 +213,6 @@ PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 PETSC_EXTERN PetscErrorCode MatCSRKReadMatrixMarket(MPI_Comm, const char[], Mat *);
 PETSC_EXTERN PetscErrorCode MatCSRKCreateProblem(MPI_Comm, const char[], PetscInt, PetscInt, Mat *);
 PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandom(Mat, PetscInt, Mat *);
+PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandomBlocks(Mat, PetscInt, PetscInt, Mat *);
 
 #endif
