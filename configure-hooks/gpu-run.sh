@@ -23,7 +23,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export PETSC_OPTIONS="${PETSC_OPTIONS:-} -use_gpu_aware_mpi 0"
 version=${PETSC_VERSION:-3.26.1}
 export PETSC_DIR=$top/deps/petsc-$version-cuda PETSC_ARCH=
-build=$top/build-gpu
+build=${GPU_BUILD:-$top/build-gpu}   # GPU_BUILD: another build folder (a branch beside another)
 export BUILD=$build
 jobs=$(nproc)
 

@@ -102,7 +102,6 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseCreate(CSRKDevice *, size_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseDestroy(CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAStreamKernelInit(void);
 /* the block kernel (csrkcudablock.cu): its nodes found on the device, its layout, its products and diagonal */
-  #define CSRK_BLOCK_NODE_MAX 6
 PETSC_INTERN PetscErrorCode MatCSRKCUDABlockFindNodes(CSRKDevice *, cudaStream_t);
 PETSC_INTERN PetscErrorCode MatCSRKCUDABlockBuild(Mat, CSRKDevice *, const MatCSRKOptions *, size_t *, cudaStream_t);
 PETSC_INTERN PetscErrorCode MatCSRKCUDABlockFree(CSRKDevice *);

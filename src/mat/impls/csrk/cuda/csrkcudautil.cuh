@@ -5,8 +5,7 @@
 
 #include <petscdevice_cuda.h>
 #include <cub/cub.cuh>
-
-#define CSRK_GRIDSTRIDE(i, n) for (PetscInt64 i = blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x; i < (PetscInt64)(n); i += (PetscInt64)blockDim.x * gridDim.x)
+#include "csrkcudadevice.cuh"
 
 template <typename T>
 static PetscErrorCode CSRKMalloc(T **p, PetscInt64 n, size_t *bytes)
