@@ -91,7 +91,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "CSR-k matrix options");
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", &opt->k, 1, 3));
-  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->sr_size, 0, CSRK_IDX_MAX));
+  PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule); for the GPU block kernel, lanes per node (2, 4, 8, 16 or 32)", "MatCSRKSetSizes", &opt->sr_size, 0, CSRK_IDX_MAX));
   PetscCall(CSRKOptionsInt(PetscOptionsObject, prefix, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size, 0, CSRK_IDX_MAX));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_layout", "Storage of a reordered matrix: renumbered columns with the vectors permuted (the one layout)", "MatCSRKSetLayout", MatCSRKLayouts, (PetscEnum)layout, (PetscEnum *)&layout, NULL));
