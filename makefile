@@ -54,7 +54,7 @@ NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH   ?= 90
 MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
 NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
-CUDA_SRC    := src/mat/impls/csrk/cuda/csrkcudasetup.cu src/mat/impls/csrk/cuda/csrkcudakernels.cu src/mat/impls/csrk/cuda/csrkcudamerge.cu src/mat/impls/csrk/cuda/csrkcudahalo.cu
+CUDA_SRC    := src/mat/impls/csrk/cuda/csrkcudasetup.cu src/mat/impls/csrk/cuda/csrkcudakernels.cu src/mat/impls/csrk/cuda/csrkcudamerge.cu src/mat/impls/csrk/cuda/csrkcudablock.cu src/mat/impls/csrk/cuda/csrkcudahalo.cu
 CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c src/mat/impls/csrk/cuda/csrkcudampi.c
 ifeq ($(CSRK_CUDA),1)
   EXTRA_CFLAGS += -DCSRK_HAVE_CUDA
@@ -64,7 +64,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep
+.PHONY: all deps check test demo clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep
 all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -99,6 +99,7 @@ check:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory cuda-check
+	@$(MAKE) --no-print-directory block-emu
 	@$(MAKE) --no-print-directory test
 
 # Compiles the CUDA sources even where PETSc has no CUDA (nvcc present, no GPU), so that they cannot rot
@@ -109,6 +110,13 @@ cuda-check:
 	for f in $(CUDA_SRC); do $(NVCC_) $(NVFLAGS) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .cu).o || exit 1; done && \
 	for f in $(CUDA_CSRC); do $(CC_) $(CFLAGS_ALL) -Werror -I$(CUDA_INC) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .c).o || exit 1; done && \
 	echo "cuda-check: $(CUDA_SRC) $(CUDA_CSRC) compile ($$($(NVCC_) --version | tail -n 1))"
+
+# The GPU block kernel's kernels (csrkcudablock.cuh) built for the host and checked there: no GPU or nvcc needed
+block-emu:
+	@mkdir -p $(BUILD)/tests
+	$(call quiet,CXX,tests/blockemu.cpp)$(or $(CXX),g++) -std=c++20 -O2 -Wall -Wextra -Wno-unknown-pragmas -pthread $(TOP)/tests/blockemu.cpp -o $(BUILD)/tests/blockemu
+	@$(BUILD)/tests/blockemu >$(BUILD)/tests/blockemu.log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/blockemu.log; \
+	echo "block-emu: $$(tail -n 1 $(BUILD)/tests/blockemu.log) ($$(grep -c ': ok$$' $(BUILD)/tests/blockemu.log) cases; $(BUILD)/tests/blockemu.log)"; exit $$rc
 
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh

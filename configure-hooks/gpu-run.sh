@@ -29,7 +29,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export PETSC_OPTIONS="${PETSC_OPTIONS:-} -use_gpu_aware_mpi 0"
 version=${PETSC_VERSION:-3.26.1}
 export PETSC_DIR=$top/deps/petsc-$version-cuda PETSC_ARCH=
-build=$top/build-gpu
+build=${GPU_BUILD:-$top/build-gpu}   # GPU_BUILD: another build folder (a branch beside another)
 export BUILD=$build
 jobs=$(nproc)
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -99,7 +99,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in ${TEST_KS:-2 3}; do
-    for kern in ${TEST_KERNELS:-scalar vector stream sliced cusparse merge}; do
+    for kern in ${TEST_KERNELS:-scalar vector stream sliced cusparse merge block}; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
@@ -131,6 +131,27 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run_info "parity sliced, too many patterns (random)" "do not fit the dictionary" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run_info "parity sliced, too many patterns (scrambled 27-point)" "do not fit the dictionary" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run "parity sliced, rectangular" 1 "$build/tests/parity" -problem randrect -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
+  # the block kernel: nodes of rows with one column list, found on the device. Auto takes it on block matrices whose
+  # rows have no row patterns (elasticity renumbered vertex by vertex: -permute_bs 3 moves the 3 rows of a vertex
+  # together; the unstructured femelast3d), not on stencils in natural order (the sliced kernel over row patterns);
+  # forced: 16-bit offsets and 32-bit columns, every lane count, nodes of 1 to 7 rows (randnodes: runs of 7 cut in
+  # 4 + 3), nodes of one row (a random renumbering scatters a vertex's rows), the transposes (parity and state check them)
+  pb="-problem elasticity3d -n 12 -permute 1 -permute_bs 3"
+  run_info "parity block, auto on elasticity3d renumbered by vertex" "set up on the device: kernel block" "$build/tests/parity" $pb -ctype csrkcuda
+  run_info "parity block, auto on femelast3d" "set up on the device: kernel block" "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda
+  run_info "parity block, auto keeps the sliced kernel on elasticity3d in natural order" "Sliced kernel over row patterns" "$build/tests/parity" -problem elasticity3d -n 14 -ctype csrkcuda
+  run_info "parity block, auto not on a renumbered stencil (no nodes)" "Block kernel not taken" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda
+  run_info "parity block, 16-bit offsets" "16-bit offsets from each node's base" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block
+  run_info "parity block, 32-bit columns" "as 32-bit columns" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block -mat_csrk_compress_indices 0
+  run_info "parity block, nodes of 1 to 7 rows (randnodes)" "Block kernel: " "$build/tests/parity" -problem randnodes -n 5000 -ctype csrkcuda -mat_csrk_cuda_kernel block
+  run "parity block, elasticity3d randomly renumbered (nodes of one row)" 1 "$build/tests/parity" -problem elasticity3d -n 10 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel block
+  for lanes in 2 4 8 16 32; do
+    run "parity block, $lanes lanes per node" 1 "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block -mat_csrk_sr_size $lanes
+  done
+  run "parity block femelast3d" 1 "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda -mat_csrk_cuda_kernel block
+  run "state csrkcuda block" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_cuda_kernel block
+  run "state csrkcuda block femelast3d" 1 "$build/tests/state" -ctype csrkcuda -problem femelast3d -n 16
+  run "ksp csrkcuda block" 1 "$build/tests/ksp" -ctype csrkcuda -problem elasticity3d -n 12 -pcs jacobi,default -mat_csrk_cuda_kernel block
   # forced host orderings: the device keeps the user's ordering
   run "parity csrkcuda, -mat_csrk_ordering rcm" 1 "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda
   # the GPU type's host fallback: host vectors (parity's vectors are otherwise the tested type's, device vectors)
@@ -140,7 +161,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run "ksp csrkcuda" 1 "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
   run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
   # value refresh on the device and MatBindToCPU, for each layout kind (sliced with patterns, sliced plain, CSR kernels)
-  for kern in sliced stream merge cusparse vector; do
+  for kern in sliced stream merge cusparse vector block; do
     run "state csrkcuda $kern" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel $kern
   done
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
@@ -177,6 +198,11 @@ case " $phases " in *" test "* | *" test-mpi "*)
       run "parity csrkcuda MPI $pr" "$np" "$build/tests/parity" -problem $pr -ctype csrkcuda
     done
     run "parity csrkcuda MPI, VecScatter halo" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3 -mat_csrk_cuda_halo_pinned 0
+    # the block kernel on each rank's diagonal block (elasticity renumbered vertex by vertex), forced and by auto
+    pb="-problem elasticity3d -n 12 -permute 1 -permute_bs 3"
+    run "parity block MPI" "$np" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block
+    run "parity block MPI, auto" "$np" "$build/tests/parity" $pb -ctype csrkcuda
+    run "state csrkcuda block MPI" "$np" "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_cuda_kernel block
   done
   # more ranks than GPUs: two ranks share each device
   run "parity csrkcuda MPI random, 2 ranks a GPU" $((2 * ngpu)) "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda
@@ -200,15 +226,17 @@ case " $phases " in *" sanitize "*)
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
-    # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns cusparse merge}; do
+    # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
+    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row)
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns cusparse merge block block-nodes}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
+      [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
       # racecheck leaves out cuSPARSE's own kernels (the cusparse kernel's SpMV): its shared-memory hazards are the
       # library's, reported between writes within its csrmv kernel; our gather and scatter around it stay checked
       excl=""
       [ "$tool" = racecheck ] && [ "$kern" = cusparse ] && excl="--kernel-name-exclude kns=cusparse"
-      if "$cs" --tool $tool $excl --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%-patterns}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
+      if "$cs" --tool $tool $excl --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else
         echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"

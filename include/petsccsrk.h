@@ -89,11 +89,14 @@ $  MAT_CSRK_CUDA_KERNEL_CUSPARSE - cuSPARSE's merge-based CSR SpMV (CUSPARSE_SPM
 $                                arrays of the device copy
 $  MAT_CSRK_CUDA_KERNEL_MERGE  - rows and nonzeros together cut into equal tiles of a block each (merge path), a segmented
 $                                scan in each block and a fixed-order sum of the rows that cross tiles; for irregular rows
+$  MAT_CSRK_CUDA_KERNEL_BLOCK  - runs of up to 6 consecutive rows with one column list (nodes, as AIJ's inodes) keep one
+$                                column index per node entry (16-bit offsets from a node base where they fit); a sub-warp
+$                                per node reads each x once for the node's rows; for block matrices (elasticity, bs 2-6)
 
    With the scalar, vector and stream kernels, rows far longer than the mean go to a chunked long-row kernel.
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel
 
    Level: advanced
 
@@ -106,7 +109,8 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_STREAM,
   MAT_CSRK_CUDA_KERNEL_SLICED,
   MAT_CSRK_CUDA_KERNEL_CUSPARSE,
-  MAT_CSRK_CUDA_KERNEL_MERGE
+  MAT_CSRK_CUDA_KERNEL_MERGE,
+  MAT_CSRK_CUDA_KERNEL_BLOCK
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 
@@ -163,5 +167,6 @@ PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 PETSC_EXTERN PetscErrorCode MatCSRKReadMatrixMarket(MPI_Comm, const char[], Mat *);
 PETSC_EXTERN PetscErrorCode MatCSRKCreateProblem(MPI_Comm, const char[], PetscInt, PetscInt, Mat *);
 PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandom(Mat, PetscInt, Mat *);
+PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandomBlocks(Mat, PetscInt, PetscInt, Mat *);
 
 #endif

@@ -1,6 +1,7 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering and k, with poisoned outputs.\n"
                            "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes> -n <n>\n"
-                           "  -permute <seed>: random symmetric permutation first; -tol <1e-12>\n"
+                           "  -permute <seed>: random symmetric permutation first (-permute_bs <bs>: of whole runs of bs rows, which keeps\n"
+                           "  the row nodes of a block matrix); -tol <1e-12>\n"
                            "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse|csrk>: the reference type; -transpose 0: skip the transposes\n"
                            "  -ref_row_nodes <bool>: row nodes of a csrk reference (set to each configuration's ordering and k)\n"
                            "  -ordering <name>: only that ordering\n"
@@ -278,7 +279,7 @@ int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
+  PetscInt  n = 20, seed = -1, permbs = 1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
   PetscReal tol = 1e-12;
   PetscBool hasfile, compress = PETSC_TRUE, patterns = PETSC_TRUE, cpu, ref_nodes = PETSC_TRUE, set_ref_nodes, set_ordering;
   PetscEnum only = (PetscEnum)0;
@@ -289,6 +290,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute_bs", &permbs, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmin", &kmin, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
@@ -309,7 +311,7 @@ int main(int argc, char **argv)
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed >= 0) {
     Mat P;
-    PetscCall(MatCSRKPermuteRandom(A, seed, &P));
+    PetscCall(MatCSRKPermuteRandomBlocks(A, permbs, seed, &P));
     PetscCall(MatDestroy(&A));
     A = P;
   }

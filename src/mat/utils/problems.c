@@ -280,24 +280,52 @@ PetscErrorCode MatCSRKCreateProblem(MPI_Comm comm, const char name[], PetscInt n
 
   Level: developer
 
-.seealso: `MatCSRKCreateProblem()`
+.seealso: `MatCSRKCreateProblem()`, `MatCSRKPermuteRandomBlocks()`
 @*/
 PetscErrorCode MatCSRKPermuteRandom(Mat A, PetscInt seed, Mat *B)
 {
-  PetscInt    N, rstart, rend, *perm, *all;
+  PetscFunctionBegin;
+  PetscCall(MatCSRKPermuteRandomBlocks(A, 1, seed, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKPermuteRandomBlocks - applies a random symmetric permutation P A P^T that moves whole runs of bs consecutive
+  rows (reproducible from the seed): the unknowns of a vertex stay together, as in a mesh numbered badly vertex by
+  vertex, so the row nodes of a block matrix survive while their neighbours are scattered
+
+  Collective
+
+  Input Parameters:
++ A    - a square matrix whose size and local sizes are multiples of bs
+. bs   - rows moved together (1: `MatCSRKPermuteRandom()`, the same permutation for the same seed)
+- seed - the seed
+
+  Output Parameter:
+. B - the permuted matrix, of the type of A
+
+  Level: developer
+
+.seealso: `MatCSRKCreateProblem()`, `MatCSRKPermuteRandom()`
+@*/
+PetscErrorCode MatCSRKPermuteRandomBlocks(Mat A, PetscInt bs, PetscInt seed, Mat *B)
+{
+  PetscInt    N, nb, rstart, rend, *perm, *all;
   PetscRandom rnd;
   IS          is;
 
   PetscFunctionBegin;
   PetscCall(MatGetSize(A, &N, NULL));
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
-  PetscCall(PetscMalloc1(N, &all));
-  /* every process draws the same permutation */
+  PetscCheck(bs >= 1 && N % bs == 0 && rstart % bs == 0 && rend % bs == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "The size %" PetscInt_FMT " and the local rows [%" PetscInt_FMT ", %" PetscInt_FMT ") must be multiples of the block %" PetscInt_FMT, N, rstart, rend, bs);
+  nb = N / bs;
+  PetscCall(PetscMalloc1(nb, &all));
+  /* every process draws the same permutation of the blocks */
   PetscCall(PetscRandomCreate(PETSC_COMM_SELF, &rnd));
   PetscCall(PetscRandomSetSeed(rnd, (unsigned long)seed));
   PetscCall(PetscRandomSeed(rnd));
-  for (PetscInt i = 0; i < N; i++) all[i] = i;
-  for (PetscInt i = N - 1; i > 0; i--) {
+  for (PetscInt i = 0; i < nb; i++) all[i] = i;
+  for (PetscInt i = nb - 1; i > 0; i--) {
     PetscReal u;
     PetscInt  j, t;
     PetscCall(PetscRandomGetValueReal(rnd, &u));
@@ -308,7 +336,7 @@ PetscErrorCode MatCSRKPermuteRandom(Mat A, PetscInt seed, Mat *B)
   }
   PetscCall(PetscRandomDestroy(&rnd));
   PetscCall(PetscMalloc1(rend - rstart, &perm));
-  PetscCall(PetscArraycpy(perm, all + rstart, rend - rstart));
+  for (PetscInt r = rstart; r < rend; r++) perm[r - rstart] = all[r / bs] * bs + r % bs;
   PetscCall(PetscFree(all));
   PetscCall(ISCreateGeneral(PetscObjectComm((PetscObject)A), rend - rstart, perm, PETSC_OWN_POINTER, &is));
   PetscCall(MatPermute(A, is, is, B));

@@ -506,7 +506,7 @@ M*/
 
    Options Database Keys: those of `MATSEQCSRK`, and
 +  -mat_type csrkcuda - selects it (with -vec_type cuda, or -dm_vec_type cuda for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel
 -  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows fit the dictionary
 
    Notes:

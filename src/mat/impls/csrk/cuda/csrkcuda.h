@@ -44,6 +44,12 @@ typedef struct _n_CSRKDevice {
   PetscScalar *mcarryval;                /* and its value */
   PetscInt     ntiles;
   PetscBool    mpdl;                     /* the fix-up kernel as a programmatic dependent launch */
+  CSRKIdx     *nodeptr, *nodecolptr;     /* block kernel: first row of each node of rows with one column list, first */
+  CSRKIdx     *nodevalptr, *nodebase;    /* column entry, first value (CSR order: the node's rows one after the other); */
+  CSRKIdx     *nodecol;                  /* the node's columns, 32-bit or as 16-bit offsets from its base column */
+  uint16_t    *nodeoff;
+  PetscInt     nnodes, nnoderows, nodecolent; /* nodes, rows in nodes of two or more, column entries */
+  PetscInt64   nodespan;                 /* the widest column range of a node (max - min column) */
   size_t       bytes;                    /* device memory held */
 } CSRKDevice;
 
@@ -95,6 +101,13 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *, const Petsc
 PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseCreate(CSRKDevice *, size_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseDestroy(CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAStreamKernelInit(void);
+/* the block kernel (csrkcudablock.cu): its nodes found on the device, its layout, its products and diagonal */
+PETSC_INTERN PetscErrorCode MatCSRKCUDABlockFindNodes(CSRKDevice *, cudaStream_t);
+PETSC_INTERN PetscErrorCode MatCSRKCUDABlockBuild(Mat, CSRKDevice *, const MatCSRKOptions *, size_t *, cudaStream_t);
+PETSC_INTERN PetscErrorCode MatCSRKCUDABlockFree(CSRKDevice *);
+PETSC_INTERN size_t         MatCSRKCUDABlockBytes(const CSRKDevice *, PetscBool);
+PETSC_INTERN PetscErrorCode MatCSRKCUDABlockMult(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
+PETSC_INTERN PetscErrorCode MatCSRKCUDABlockDiagonal(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
 static inline unsigned CSRKGrid(PetscInt n)
 {
   return (unsigned)PetscMax(1, PetscMin((n + 255) / 256, 65535 * 4));

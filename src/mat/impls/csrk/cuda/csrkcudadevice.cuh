@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+/* a grid-stride loop of i over [0, n) */
+#define CSRK_GRIDSTRIDE(i, n) for (PetscInt64 i = blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x; i < (PetscInt64)(n); i += (PetscInt64)blockDim.x * gridDim.x)
+
 /* shuffles of a PetscScalar, also when it is complex (shuffled as its real words) */
 __device__ __forceinline__ PetscScalar CSRKShflDown(unsigned mask, PetscScalar v, int d, int w)
 {

@@ -16,6 +16,8 @@
      merge (auto for irregular rows): rows and nonzeros together cut into equal tiles, a block each (csrkcudamerge.cu)
      cusparse (forced, or irregular rows beyond the merge kernel's 32-bit coordinates): cuSPARSE's merge-based CSR
                          SpMV (CUSPARSE_SPMV_CSR_ALG2) over the same CSR arrays
+     block (auto for rows in nodes of one column list, where the sliced kernel has no row patterns): a sub-warp per
+                         node, one column index per node entry (csrkcudablock.cu)
    Every reduction has a fixed order, so results are bitwise reproducible run to run (CUSPARSE_SPMV_CSR_ALG2 is
    cuSPARSE's deterministic CSR algorithm).
 */
@@ -417,6 +419,7 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
   }
   if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) PetscCall(CSRKCusparseMult(d, x, z, y, stream));
   else if (d->kernel == MAT_CSRK_CUDA_KERNEL_MERGE) PetscCall(MatCSRKCUDAMergeMult(d, x, z, y, stream));
+  else if (d->kernel == MAT_CSRK_CUDA_KERNEL_BLOCK) PetscCall(MatCSRKCUDABlockMult(d, x, z, y, stream));
   else PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -446,6 +449,10 @@ PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, PetscScalar *v)
   PetscFunctionBegin;
   if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
+  if (d->nodeptr) {
+    PetscCall(MatCSRKCUDABlockDiagonal(d, PETSC_FALSE, 0.0, v, stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (d->sval) CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, v, 0.0);
   else CSRKDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, v, 0.0);
   PetscCallCUDA(cudaGetLastError());
@@ -463,9 +470,12 @@ PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *d, PetscScalar a)
   PetscFunctionBegin;
   if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  if (d->sval) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, NULL, a);
-  else CSRKDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, NULL, a);
-  PetscCallCUDA(cudaGetLastError());
+  if (d->nodeptr) PetscCall(MatCSRKCUDABlockDiagonal(d, PETSC_TRUE, a, NULL, stream));
+  else {
+    if (d->sval) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, NULL, a);
+    else CSRKDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, NULL, a);
+    PetscCallCUDA(cudaGetLastError());
+  }
   if (d->t && d->t->m) {
     CSRKDiagonalKernel<true><<<CSRKGrid(d->t->m), 256, 0, stream>>>(d->t->m, d->t->rowptr, d->t->colidx, d->t->val, NULL, a);
     PetscCallCUDA(cudaGetLastError());
@@ -575,6 +585,7 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->mcarryrow);
   CSRKCudaFree(d->mcarryval);
   CSRKCudaFree(d->tmap);
+  PetscCall(MatCSRKCUDABlockFree(d));
   PetscCall(MatCSRKCUDADeviceDestroy(&d->t));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);

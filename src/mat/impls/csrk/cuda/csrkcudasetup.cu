@@ -13,8 +13,7 @@
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
-#include <petscdevice_cuda.h>
-#include <cub/cub.cuh>
+#include "csrkcudautil.cuh"
 
 /* sliced kernels: super-rows of a warp's 32 rows; auto takes them only where the padding stays within 25 % */
 #define CSRK_SLICED_SR          32
@@ -25,6 +24,8 @@
 /* launch groupings of plain row lists */
 #define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
 #define CSRK_TRANSPOSE_ROWS_PER_BLOCK  32
+/* block kernel under auto: the share of the rows that must lie in nodes of two or more rows */
+#define CSRK_BLOCK_MIN_NODE_ROWS 0.75
 
 typedef unsigned long long CSRKULL;
 
@@ -35,58 +36,7 @@ typedef struct {
   int     maxlen, nzrows;
 } CSRKRowStats;
 
-template <typename T>
-static PetscErrorCode CSRKMalloc(T **p, PetscInt64 n, size_t *bytes)
-{
-  PetscFunctionBegin;
-  PetscCallCUDA(cudaMalloc((void **)p, sizeof(T) * (size_t)PetscMax(n, 1)));
-  if (bytes) *bytes += sizeof(T) * (size_t)PetscMax(n, 1);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* set-up scratch, stream-ordered */
-template <typename T>
-static PetscErrorCode CSRKScratch(T **p, PetscInt64 n, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  PetscCallCUDA(cudaMallocAsync((void **)p, sizeof(T) * (size_t)PetscMax(n, 1), stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#define CSRKScratchFree(p, stream) \
-  do { \
-    if (p) PetscCallCUDA(cudaFreeAsync((p), (stream))); \
-    (p) = NULL; \
-  } while (0)
-
-/* n values read back (the stream is synchronised) */
-template <typename T>
-static PetscErrorCode CSRKReadBack(T *h, const T *d, PetscInt n, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  PetscCallCUDA(cudaMemcpyAsync(h, d, sizeof(T) * n, cudaMemcpyDeviceToHost, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* exclusive prefix sum of n entries with CUB (in == out allowed) */
-template <typename T>
-static PetscErrorCode CSRKExclusiveSum(const T *in, T *out, PetscInt n, cudaStream_t stream)
-{
-  void  *tmp = NULL;
-  size_t tb  = 0;
-
-  PetscFunctionBegin;
-  PetscCallCUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, in, out, (int)n, stream));
-  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
-  PetscCallCUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, in, out, (int)n, stream));
-  PetscCallCUDA(cudaFreeAsync(tmp, stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* ------------------------------------------------------------------------------------------------ kernels */
-
-#define CSRK_GRIDSTRIDE(i, n) for (PetscInt64 i = blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x; i < (PetscInt64)(n); i += (PetscInt64)blockDim.x * gridDim.x)
 
 template <typename T>
 __global__ void CSRKToIdxKernel(PetscInt64 n, const T *__restrict__ in, CSRKIdx *__restrict__ out)
@@ -515,9 +465,9 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The sliced storage: 32-row super-rows column by column, with row patterns where the rows allow (the CSR columns
-   and values are freed then: the kernels and the refresh need only the row pointers) or plain columns */
-static PetscErrorCode CSRKBuildSliced(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, size_t *bytes, cudaStream_t stream)
+/* The sliced storage: 32-row super-rows column by column, with the row patterns that CSRKFindPatterns() found (the CSR
+   columns and values are freed then: the kernels and the refresh need only the row pointers) or plain columns */
+static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt nsr = (d->m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
 
@@ -526,7 +476,6 @@ static PetscErrorCode CSRKBuildSliced(Mat A, CSRKDevice *d, const MatCSRKOptions
   CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr);
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKExclusiveSum(d->sliceptr, d->sliceptr, nsr + 1, stream));
-  if (opt->compress && opt->patterns) PetscCall(CSRKFindPatterns(A, d, bytes, stream));
   PetscCall(CSRKMalloc(&d->sval, d->pnnz, bytes));
   PetscCallCUDA(cudaMemsetAsync(d->sval, 0, sizeof(PetscScalar) * PetscMax(d->pnnz, 1), stream));
   if (!d->rowpat) {
@@ -567,7 +516,7 @@ static PetscErrorCode CSRKChooseAndBuild(Mat A, CSRKDevice *d, const MatCSRKOpti
   const PetscReal         mean = d->m ? (PetscReal)d->nnz / d->m : 0;
   PetscReal               var, cv;
   PetscInt                maxu = 0;
-  PetscBool               fits;
+  PetscBool               fits, sliced;
 
   PetscFunctionBegin;
   var            = d->m ? PetscMax(0.0, (PetscReal)rs->sumsq / d->m - mean * mean) : 0;
@@ -577,7 +526,27 @@ static PetscErrorCode CSRKChooseAndBuild(Mat A, CSRKDevice *d, const MatCSRKOpti
   d->maxlen      = rs->maxlen;
   d->nonzerorows = rs->nzrows;
   d->longlen     = CSRK_IDX_MAX;
-  if (kern == MAT_CSRK_CUDA_KERNEL_SLICED || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && mean > 0 && cv <= CSRK_GPU_SLICED_MAX_CV && (PetscReal)rs->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz)) {
+  sliced         = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && mean > 0 && cv <= CSRK_GPU_SLICED_MAX_CV && (PetscReal)rs->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz));
+  /* row patterns first: where the rows have them (stencils in natural order) the sliced kernel over them beats the
+     others, the block kernel included */
+  if (sliced && opt->compress && opt->patterns) PetscCall(CSRKFindPatterns(A, d, bytes, stream));
+  /* The block kernel: forced, or under auto where the sliced kernel has no row patterns, most rows are non-empty,
+     none is a long row (a node is one sub-warp's), at least CSRK_BLOCK_MIN_NODE_ROWS of the rows lie in nodes of two
+     or more rows, and the layout takes less device memory than the CSR arrays (aijcusparse's) */
+  if (kern == MAT_CSRK_CUDA_KERNEL_BLOCK || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && !d->rowpat && 2 * d->nonzerorows > d->m && CSRKLongRowLength(mean, d->maxlen) == CSRK_IDX_MAX)) {
+    const size_t csrbytes = (sizeof(PetscScalar) + sizeof(CSRKIdx)) * (size_t)PetscMax(d->nnz, 1) + sizeof(CSRKIdx) * ((size_t)d->m + 1);
+    size_t       blkbytes;
+
+    PetscCall(MatCSRKCUDABlockFindNodes(d, stream));
+    blkbytes = MatCSRKCUDABlockBytes(d, (PetscBool)(opt->compress && d->nodespan < 65536));
+    if (kern == MAT_CSRK_CUDA_KERNEL_BLOCK || ((PetscReal)d->nnoderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && blkbytes < csrbytes)) {
+      PetscCall(MatCSRKCUDABlockBuild(A, d, opt, bytes, stream));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", d->nnoderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, blkbytes / 1048576.0, csrbytes / 1048576.0));
+    PetscCall(MatCSRKCUDABlockFree(d));
+  }
+  if (sliced) {
     PetscCheck(rs->pnnz <= (CSRKULL)CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %llu entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", rs->pnnz);
     d->kernel = MAT_CSRK_CUDA_KERNEL_SLICED;
     d->pnnz   = (PetscInt)rs->pnnz;
@@ -590,7 +559,7 @@ static PetscErrorCode CSRKChooseAndBuild(Mat A, CSRKDevice *d, const MatCSRKOpti
     d->by = opt->k == 3 ? PetscMax(1, 128 / d->bx) : 1;
     d->bz = 1;
     PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
-    PetscCall(CSRKBuildSliced(A, d, opt, bytes, stream));
+    PetscCall(CSRKBuildSliced(d, bytes, stream));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   CSRKGroupSizes(opt, mean, &d->sr, &d->ssr);
@@ -723,7 +692,7 @@ PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
 /*
    MatCSRKCUDADeviceBuildTranspose - the transpose S^T of d as a device matrix of its own (rows in blocks of 32, a
    thread or 8 lanes per row, long rows chunked as in the forward product), from the CSR arrays: d's own, or those of
-   A uploaded again where the sliced kernels freed them. The entries are sorted by column with CUB's stable radix
+   A uploaded again where the sliced or block kernels freed them. The entries are sorted by column with CUB's stable radix
    sort, so each row of S^T lists its entries in the order of S's rows, as a CPU transpose does.
 */
 PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
@@ -731,7 +700,7 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   const PetscInt *ai, *aj;
   PetscScalar    *aa, *val = d->val;
   PetscMemType    mt;
-  CSRKIdx        *colidx = d->colidx, *rowof, *iota, *skey;
+  CSRKIdx        *colidx = d->colidx, *rowptr = d->rowptr, *rowof, *iota, *skey;
   CSRKDevice     *t;
   CSRKRowStats    rs;
   cudaStream_t    stream;
@@ -748,7 +717,12 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   t->n   = d->m;
   t->nnz = d->nnz;
   t->k   = 1;
-  if (!colidx || !val) PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
+  if (!colidx || !val || !rowptr) PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
+  if (!rowptr) {
+    PetscCall(CSRKScratch(&rowptr, (PetscInt64)d->m + 1, stream));
+    PetscCall(CSRKUploadIdx(rowptr, ai, (PetscInt64)d->m + 1, stream));
+    PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * (d->m + 1.0)));
+  }
   if (!colidx) {
     PetscCall(CSRKScratch(&colidx, d->nnz, stream));
     PetscCall(CSRKUploadIdx(colidx, aj, d->nnz, stream));
@@ -764,7 +738,7 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   PetscCall(CSRKScratch(&iota, d->nnz, stream));
   PetscCall(CSRKScratch(&skey, d->nnz, stream));
   PetscCall(CSRKMalloc(&d->tmap, d->nnz, &bytes));
-  CSRKRowOfEntryKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, rowof);
+  CSRKRowOfEntryKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, rowptr, rowof);
   PetscCallCUDA(cudaGetLastError());
   CSRKIotaKernel<<<CSRKGrid(d->nnz), 256, 0, stream>>>(d->nnz, iota);
   PetscCallCUDA(cudaGetLastError());
@@ -787,6 +761,7 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   CSRKScratchFree(iota, stream);
   CSRKScratchFree(skey, stream);
   if (colidx != d->colidx) CSRKScratchFree(colidx, stream);
+  if (rowptr != d->rowptr) CSRKScratchFree(rowptr, stream);
   if (val != d->val) CSRKScratchFree(val, stream);
   PetscCall(CSRKRowStatsCompute(t->m, t->rowptr, &rs, stream));
   t->mean    = (PetscReal)t->nnz / PetscMax(t->m, 1);

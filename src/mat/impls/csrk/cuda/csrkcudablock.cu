@@ -1,0 +1,192 @@
+/*
+   The block kernel of MATCSRKCUDA: rows in nodes.
+
+   A node is a run of up to CSRK_BLOCK_NODE_MAX consecutive rows with one column list (AIJ's inodes: the bs rows of a
+   vertex of an elasticity or multi-field matrix). The layout keeps ONE column index per node entry instead of one per
+   row entry (bs times fewer index bytes), as a 16-bit offset from the node's smallest column where every node spans
+   fewer than 65536 columns (and -mat_csrk_compress_indices is on), else as a 32-bit column.
+
+   The values stay in CSR order, which is node-major and row-major inside a node (row i of node n holds its L values
+   at nodevalptr[n] + i L). A sub-warp of W lanes takes a node, lane t its columns t, t + W, ...: it loads x once per
+   column for the node's h rows, and each of its h value loads of a step reads W consecutive values of one row
+   across the sub-warp, so every load is coalesced without a second copy of the values. Keeping the CSR order also
+   makes a value refresh the plain upload of the CSR kernels (no scatter, no position map) and lets MatScale() and
+   the stored transpose's map work on the values unchanged. The h sums of a node are reduced with shuffles inside the
+   sub-warp in a fixed order, so the results are the same run to run.
+
+   Nodes are found on the device from the uploaded CSR arrays: a row starts a run where its column list differs from
+   the previous row's; a run longer than CSRK_BLOCK_NODE_MAX rows is cut into nodes of nearly equal size; rows that
+   match no neighbour are nodes of one row, empty rows runs of empty rows. The CSR columns and row pointers are freed
+   afterwards: the kernel, the diagonal and the value refresh read only the node arrays and the values.
+*/
+#include "../csrkimpl.h"
+#include "csrkcuda.h"
+#include "csrkcudautil.cuh"
+#include "csrkcudablock.cuh"
+
+/*
+   MatCSRKCUDABlockFindNodes - the nodes of d's rows (from its CSR arrays on the device) into d->nodeptr, nodecolptr,
+   nodevalptr, nodebase, with their counts; nothing is counted in d's bytes until MatCSRKCUDABlockBuild() keeps them
+*/
+PetscErrorCode MatCSRKCUDABlockFindNodes(CSRKDevice *d, cudaStream_t stream)
+{
+  const PetscInt  m = d->m;
+  CSRKIdx        *head, *runid, *runstart, *nhead, *nid, nn = 0, ncolent = 0;
+  CSRKBlockStats *dst, st = {0, 0};
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDABlockFree(d));
+  PetscCall(CSRKScratch(&head, 5 * ((PetscInt64)m + 1), stream));
+  runid    = head + (m + 1);
+  runstart = runid + (m + 1);
+  nhead    = runstart + (m + 1);
+  nid      = nhead + (m + 1);
+  CSRKBlockHeadKernel<<<CSRKGrid(m + 1), 256, 0, stream>>>(m, d->rowptr, d->colidx, head);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(head, runid, m + 1, stream));
+  CSRKBlockRunStartKernel<<<CSRKGrid(m + 1), 256, 0, stream>>>(m, head, runid, runstart);
+  PetscCallCUDA(cudaGetLastError());
+  CSRKBlockNodeHeadKernel<<<CSRKGrid(m + 1), 256, 0, stream>>>(m, head, runid, runstart, nhead);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(nhead, nid, m + 1, stream));
+  PetscCall(CSRKReadBack(&nn, nid + m, 1, stream));
+  PetscCall(CSRKMalloc(&d->nodeptr, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&d->nodecolptr, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&d->nodevalptr, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&d->nodebase, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKScratch(&dst, 1, stream));
+  PetscCallCUDA(cudaMemsetAsync(dst, 0, sizeof(*dst), stream));
+  if (!m) {
+    /* no rows: the sentinels only */
+    PetscCallCUDA(cudaMemsetAsync(d->nodeptr, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(d->nodecolptr, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(d->nodevalptr, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(d->nodebase, 0, sizeof(CSRKIdx), stream));
+  } else {
+    CSRKBlockNodesKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, d->nnz, nn, d->rowptr, d->colidx, nhead, nid, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, dst);
+    PetscCallCUDA(cudaGetLastError());
+    PetscCall(CSRKExclusiveSum(d->nodecolptr, d->nodecolptr, (PetscInt)nn + 1, stream));
+  }
+  PetscCall(CSRKReadBack(&ncolent, d->nodecolptr + nn, 1, stream));
+  PetscCall(CSRKReadBack(&st, dst, 1, stream));
+  CSRKScratchFree(dst, stream);
+  CSRKScratchFree(head, stream);
+  d->nnodes     = nn;
+  d->nodecolent = ncolent;
+  d->nnoderows  = st.noderows;
+  d->nodespan   = (PetscInt64)st.span;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* device memory of the block layout of d: values, node columns (16-bit offsets or 32-bit), the node arrays */
+size_t MatCSRKCUDABlockBytes(const CSRKDevice *d, PetscBool offsets)
+{
+  return sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1) + (offsets ? sizeof(uint16_t) : sizeof(CSRKIdx)) * (size_t)PetscMax(d->nodecolent, 1) + (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(d->nnodes + 1);
+}
+
+/*
+   MatCSRKCUDABlockBuild - the block layout from the nodes that MatCSRKCUDABlockFindNodes() found: the node columns,
+   the launch shape; the CSR columns and row pointers are freed
+*/
+PetscErrorCode MatCSRKCUDABlockBuild(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, size_t *bytes, cudaStream_t stream)
+{
+  const PetscBool offsets = (PetscBool)(opt->compress && d->nodespan < 65536);
+  const PetscReal lbar    = d->nnodes ? (PetscReal)d->nodecolent / d->nnodes : 0;
+  const PetscInt  w       = opt->sr_size;
+
+  PetscFunctionBegin;
+  if (offsets) {
+    PetscCall(CSRKMalloc(&d->nodeoff, d->nodecolent, bytes));
+    CSRKBlockColumnsKernel<uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodecolptr, d->nodevalptr, d->nodebase, d->colidx, d->nodeoff);
+  } else {
+    CSRKCudaFree(d->nodebase);
+    PetscCall(CSRKMalloc(&d->nodecol, d->nodecolent, bytes));
+    CSRKBlockColumnsKernel<CSRKIdx><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodecolptr, d->nodevalptr, NULL, d->colidx, d->nodecol);
+  }
+  PetscCallCUDA(cudaGetLastError());
+  *bytes += (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(d->nnodes + 1);
+  /* the kernel, the diagonal and the value refresh read neither the CSR columns nor the row pointers */
+  CSRKCudaFree(d->colidx);
+  CSRKCudaFree(d->rowptr);
+  *bytes -= sizeof(CSRKIdx) * ((size_t)PetscMax(d->nnz, 1) + (size_t)d->m + 1);
+  d->kernel = MAT_CSRK_CUDA_KERNEL_BLOCK;
+  /* lanes per node from the mean columns per node (a few columns per lane, so that a warp holds several nodes and
+     the tail of a node idles few lanes); -mat_csrk_sr_size sets them */
+  d->width = lbar <= 16 ? 4 : lbar <= 64 ? 8 : lbar <= 128 ? 16 : 32;
+  if (w >= 2 && w <= 32 && !(w & (w - 1))) d->width = w;
+  d->bx     = CSRK_BLOCK_THREADS;
+  d->by     = 1;
+  d->bz     = 1;
+  d->sr     = CSRK_BLOCK_NODE_MAX;
+  d->nsr    = d->nnodes;
+  d->ssr    = CSRK_BLOCK_THREADS / d->width;
+  d->nunits = (d->nnodes + d->ssr - 1) / d->ssr;
+  PetscCall(PetscInfo(A, "Block kernel: %" PetscInt_FMT " nodes of up to %d rows (%" PetscInt_FMT " rows in nodes of two or more), %" PetscInt_FMT " column entries (%g per node) as %s, %" PetscInt_FMT " lanes per node\n", d->nnodes, CSRK_BLOCK_NODE_MAX, d->nnoderows, d->nodecolent, (double)lbar, offsets ? "16-bit offsets from each node's base" : "32-bit columns", d->width));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* frees the block layout's arrays (a rejected candidate, or the device copy's destruction) */
+PetscErrorCode MatCSRKCUDABlockFree(CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  CSRKCudaFree(d->nodeptr);
+  CSRKCudaFree(d->nodecolptr);
+  CSRKCudaFree(d->nodevalptr);
+  CSRKCudaFree(d->nodebase);
+  CSRKCudaFree(d->nodecol);
+  CSRKCudaFree(d->nodeoff);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <int W>
+static void CSRKBlockLaunch(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  const unsigned grid = (unsigned)PetscMax(1, d->nunits);
+  if (d->nodeoff) CSRKBlockKernel<W, uint16_t><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, d->nodeoff, d->val, x, z, y);
+  else CSRKBlockKernel<W, CSRKIdx><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, x, z, y);
+}
+
+/*
+   MatCSRKCUDABlockMult - y = A x (+ z) with the block kernel
+*/
+PetscErrorCode MatCSRKCUDABlockMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
+  switch (d->width) {
+  case 2:
+    CSRKBlockLaunch<2>(d, x, z, y, stream);
+    break;
+  case 4:
+    CSRKBlockLaunch<4>(d, x, z, y, stream);
+    break;
+  case 8:
+    CSRKBlockLaunch<8>(d, x, z, y, stream);
+    break;
+  case 16:
+    CSRKBlockLaunch<16>(d, x, z, y, stream);
+    break;
+  default:
+    CSRKBlockLaunch<32>(d, x, z, y, stream);
+  }
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatCSRKCUDABlockDiagonal - v = diag(A) (shift false), or diag(A) += a (shift true), over the block layout
+*/
+PetscErrorCode MatCSRKCUDABlockDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
+  if (d->nodeoff) {
+    if (shift) CSRKBlockDiagonalKernel<true, uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, d->nodeoff, d->val, NULL, a);
+    else CSRKBlockDiagonalKernel<false, uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, d->nodeoff, d->val, v, a);
+  } else {
+    if (shift) CSRKBlockDiagonalKernel<true, CSRKIdx><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, NULL, a);
+    else CSRKBlockDiagonalKernel<false, CSRKIdx><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, v, a);
+  }
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,59 @@
+/* Set-up helpers shared by the CUDA set-up sources (csrkcudasetup.cu, csrkcudablock.cu): device allocations counted
+   in the layout's bytes, stream-ordered scratch, read-backs and CUB scans */
+#ifndef CSRKCUDAUTIL_CUH
+#define CSRKCUDAUTIL_CUH
+
+#include <petscdevice_cuda.h>
+#include <cub/cub.cuh>
+#include "csrkcudadevice.cuh"
+
+template <typename T>
+static PetscErrorCode CSRKMalloc(T **p, PetscInt64 n, size_t *bytes)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMalloc((void **)p, sizeof(T) * (size_t)PetscMax(n, 1)));
+  if (bytes) *bytes += sizeof(T) * (size_t)PetscMax(n, 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* set-up scratch, stream-ordered */
+template <typename T>
+static PetscErrorCode CSRKScratch(T **p, PetscInt64 n, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMallocAsync((void **)p, sizeof(T) * (size_t)PetscMax(n, 1), stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define CSRKScratchFree(p, stream) \
+  do { \
+    if (p) PetscCallCUDA(cudaFreeAsync((p), (stream))); \
+    (p) = NULL; \
+  } while (0)
+
+/* n values read back (the stream is synchronised) */
+template <typename T>
+static PetscErrorCode CSRKReadBack(T *h, const T *d, PetscInt n, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaMemcpyAsync(h, d, sizeof(T) * n, cudaMemcpyDeviceToHost, stream));
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* exclusive prefix sum of n entries with CUB (in == out allowed) */
+template <typename T>
+static PetscErrorCode CSRKExclusiveSum(const T *in, T *out, PetscInt n, cudaStream_t stream)
+{
+  void  *tmp = NULL;
+  size_t tb  = 0;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, in, out, (int)n, stream));
+  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
+  PetscCallCUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, in, out, (int)n, stream));
+  PetscCallCUDA(cudaFreeAsync(tmp, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#endif
