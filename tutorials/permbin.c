@@ -5,6 +5,7 @@
 
      permbin -problem lap3d7 -n 64 -permute 1 -o lap3d7-64.bin
      permbin -f wing.mtx -permute 1 -o wing.bin          (-permute -1: the ordering of the input)
+     permbin -problem femelast3d -n 40 -permute -1 -o femelast3d-40.bin   (a generated problem as generated)
 
    Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of lib/libcsrk.so; make builds it.
 */
