@@ -132,8 +132,8 @@ demo:
 	@echo "demo: CG with aij and csrk on the same $(DEMO_NP) MPI rank(s), one thread each (equal cores)"
 	$(MPIRUN) -n $(DEMO_NP) $(BUILD)/tutorials/ex1 -n 64
 
-# a quick representative benchmark (20 s on 2 cores): 3D stencils and elasticity in their natural order, the
-# 7-point stencil randomly renumbered, and the BENCH_FILES found in BENCH_MATRICES (skipped, with a line, where absent)
+# a quick representative benchmark (30 s on 2 cores): 3D stencils and elasticity in their natural order, the
+# 7-point stencil randomly renumbered, unstructured tetrahedral meshes (Poisson and elasticity), and the BENCH_FILES found in BENCH_MATRICES (skipped, with a line, where absent)
 BENCH_CSV      ?= $(BUILD)/bench.csv
 BENCH_NP       ?= $(CORES)
 BENCH_MATRICES ?= $(TOP)/../shared/matrices
@@ -142,13 +142,15 @@ BENCH_OPTS     ?= -types aij,sell,csrk -reps 20 -warmup 3 -solve 0
 bench: all
 	@rm -f $(BENCH_CSV)
 	@echo "bench: MatMult of aij, sell and csrk on the same $(BENCH_NP) MPI rank(s), one OpenMP thread each (equal cores); CSV: $(BENCH_CSV)"
-	@echo "bench 1/3: 3D stencils and elasticity, natural order"
+	@echo "bench 1/4: 3D stencils and elasticity, natural order"
 	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem lap3d7,lap3d27,elasticity3d -n 80,40,24 $(BENCH_OPTS) -o $(BENCH_CSV)
-	@echo "bench 2/3: the 7-point stencil, randomly renumbered"
+	@echo "bench 2/4: the 7-point stencil, randomly renumbered"
 	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem lap3d7 -n 80 -permute 1 $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV)
+	@echo "bench 3/4: unstructured tetrahedral meshes (P1 Poisson, P1 elasticity), numbered by the mesh"
+	@$(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -problem fem3d,femelast3d -n 64,32 $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV)
 	@files=""; for f in $(BENCH_FILES); do [ -f "$(BENCH_MATRICES)/$$f" ] && files="$$files$${files:+,}$(BENCH_MATRICES)/$$f"; done; \
-	if [ -z "$$files" ]; then echo "bench 3/3: skipped, no $(BENCH_FILES) in $(BENCH_MATRICES) (BENCH_MATRICES=<folder> BENCH_FILES=<names> to add Matrix Market files)"; \
-	else echo "bench 3/3: $$files"; $(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -f $$files $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV); fi
+	if [ -z "$$files" ]; then echo "bench 4/4: skipped, no $(BENCH_FILES) in $(BENCH_MATRICES) (BENCH_MATRICES=<folder> BENCH_FILES=<names> to add Matrix Market files)"; \
+	else echo "bench 4/4: $$files"; $(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -f $$files $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV); fi
 
 # PETSc's own tutorials, unmodified (ksp ex45, snes ex5 and ex19), built from PETSc's example sources (Debian:
 # libpetsc<version>-dev-examples; a PETSc source tree holds them under src/) and timed by tutorials/apps.sh with

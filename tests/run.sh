@@ -88,6 +88,12 @@ for np in $ranks; do
   run "parity tiny (fewer rows than ranks)" "$np" "$build/tests/parity" -problem random -n 2
   run "parity explicit sizes" "$np" "$build/tests/parity" -problem lap2d5 -n 25 -mat_csrk_sr_size 7 -mat_csrk_ssr_size 3 -mat_csrk_threads 2
   run "parity permuted elasticity3d (bs 3)" "$np" "$build/tests/parity" -problem elasticity3d -n 6 -permute 2
+  # unstructured-like meshes: every row its own column offsets and values, in the mesh's numbering and renumbered
+  run "parity fem3d (P1 tetrahedra, Morton numbering)" "$np" "$build/tests/parity" -problem fem3d -n 10
+  run "parity permuted fem3d" "$np" "$build/tests/parity" -problem fem3d -n 10 -permute 4
+  run "parity femelast3d (bs 3)" "$np" "$build/tests/parity" -problem femelast3d -n 7
+  run "parity permuted femelast3d" "$np" "$build/tests/parity" -problem femelast3d -n 7 -permute 5
+  run "parity femelast3d, one thread (row nodes where built)" "$np" "$build/tests/parity" -problem femelast3d -n 7 -mat_csrk_threads 1
   # natural order copies the AIJ arrays only on machines of several NUMA domains: that path forced here
   run "parity natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/parity" -problem lap3d27 -n 10
   # 32-bit column indices (the default stores 16-bit offsets from the diagonal where they fit)
@@ -183,6 +189,7 @@ for np in $ranks; do
   run "state k=3 bandk" "$np" "$build/tests/state" -mat_csrk_k 3 -mat_csrk_ordering bandk
   run "state k=1 elasticity3d" "$np" "$build/tests/state" -problem elasticity3d -n 5 -mat_csrk_k 1 -mat_csrk_ordering rcm
   run "state random" "$np" "$build/tests/state" -problem random -n 400 -mat_csrk_ordering bandk
+  run "state femelast3d, one thread" "$np" "$build/tests/state" -problem femelast3d -n 6 -mat_csrk_threads 1
   run "state natural order copied (CSRK_NATURAL_COPY=1)" "$np" env CSRK_NATURAL_COPY=1 "$build/tests/state" -mat_csrk_ordering natural
   run "state ordering natural, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering natural -mat_csrk_compress_indices 0
   run "state ordering rcm, 32-bit indices" "$np" "$build/tests/state" -mat_csrk_ordering rcm -mat_csrk_compress_indices 0

@@ -19,9 +19,9 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "refresh and CG+Jacobi costs, GFLOP/s, modelled GB/s, fraction of STREAM triad, speedup over aij.\n"
                            "Input (several allowed, comma separated; default -problem lap3d7):\n"
                            "  -f <file>[,<file>...]   Matrix Market (.mtx, .mtx.gz) or PETSc binary (told apart by the content)\n"
-                           "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes>[,...]  generated problems\n"
+                           "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes|fem3d|femelast3d>[,...]  generated problems\n"
                            "  -n <n>[,<n>...]         their sizes (one for all or one each; defaults: lap2d5 1024, lap3d7 100,\n"
-                           "                          lap3d27 64, elasticity3d 40, random/randrect/powerlaw 1000000)\n"
+                           "                          lap3d27 64, elasticity3d 40, fem3d 80, femelast3d 40, random/randrect/powerlaw 1000000)\n"
                            "  -permute <seed>         random symmetric renumbering P A P^T of every matrix first\n"
                            "Types:\n"
                            "  -ref <type>             the type the speedups are relative to (default aij; aijcusparse for GPU runs)\n"
@@ -587,6 +587,8 @@ int main(int argc, char **argv)
     else if (!strcmp(in->problem, "lap3d7")) in->n = 100;
     else if (!strcmp(in->problem, "lap3d27")) in->n = 64;
     else if (!strcmp(in->problem, "elasticity3d")) in->n = 40;
+    else if (!strcmp(in->problem, "fem3d")) in->n = 80;
+    else if (!strcmp(in->problem, "femelast3d")) in->n = 40;
     else in->n = 1000000;
   }
 

@@ -5,6 +5,7 @@
 
      permbin -problem lap3d7 -n 64 -permute 1 -o lap3d7-64.bin
      permbin -f wing.mtx -permute 1 -o wing.bin          (-permute -1: the ordering of the input)
+     permbin -problem femelast3d -n 40 -permute -1 -o femelast3d-40.bin   (a generated problem as generated)
      permbin -fbin poisson.bin -permute -1 -o p.bin      (a matrix saved by -ksp_view_mat binary:poisson.bin)
 
    -consistent: b = A x for a random x instead, so that a singular matrix (a pure Neumann operator) has a solution

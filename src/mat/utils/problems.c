@@ -2,8 +2,10 @@
    Generated test and benchmark problems (assembled MATAIJ, rows distributed by PETSC_DECIDE blocks).
 */
 #include <petsccsrk.h>
+#include <stdint.h>
+#include <stdlib.h>
 
-const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "powerlaw", "randnodes", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
+const char *const MatCSRKProblems[] = {"lap2d5", "lap3d7", "lap3d27", "elasticity3d", "random", "randrect", "powerlaw", "randnodes", "fem3d", "femelast3d", "MatCSRKProblem", "MAT_CSRK_PROBLEM_", NULL};
 
 /* Stencil operator on an n^d grid: the stencil's neighbours (|offsets| <= 1 per dimension, restricted to 'shape') */
 static PetscErrorCode CreateStencil(MPI_Comm comm, PetscInt n, PetscInt dim, PetscBool full, PetscInt bs, Mat *A)
@@ -204,6 +206,190 @@ static PetscErrorCode CreateRandomNodes(MPI_Comm comm, PetscInt n, PetscInt avg,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A reproducible uniform number in [0, 1) from (seed, i, stream): every process draws the same value for a vertex or an
+   element without generating the others (splitmix64 of the three). */
+static PetscReal HashUniform(PetscInt seed, PetscInt i, PetscInt stream)
+{
+  uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + (uint64_t)i * 0xBF58476D1CE4E5B9ULL + (uint64_t)stream * 0x94D049BB133111EBULL + 0x632BE59BD9B4E019ULL;
+
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z = z ^ (z >> 31);
+  return (PetscReal)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Interleaves the low 21 bits of x, y, z (a Morton key) */
+static uint64_t MortonSpread(uint64_t v)
+{
+  v &= 0x1FFFFF;
+  v = (v | v << 32) & 0x1F00000000FFFFULL;
+  v = (v | v << 16) & 0x1F0000FF0000FFULL;
+  v = (v | v << 8) & 0x100F00F00F00F00FULL;
+  v = (v | v << 4) & 0x10C30C30C30C30C3ULL;
+  v = (v | v << 2) & 0x1249249249249249ULL;
+  return v;
+}
+
+typedef struct {
+  uint64_t key;
+  PetscInt v;
+} MeshKey;
+
+static int MeshKeyCompare(const void *a, const void *b)
+{
+  const MeshKey *p = (const MeshKey *)a, *q = (const MeshKey *)b;
+
+  if (p->key != q->key) return p->key < q->key ? -1 : 1;
+  return p->v < q->v ? -1 : (p->v > q->v ? 1 : 0);
+}
+
+/* The 14 edges of a vertex in the Kuhn mesh (every cube cut into 6 tetrahedra around its (0,0,0)-(1,1,1) diagonal) */
+static const PetscInt KuhnEdges[14][3] = {
+  {1,  0,  0 }, {-1, 0,  0 }, {0,  1,  0 }, {0,  -1, 0 }, {0, 0, 1 }, {0, 0, -1}, {1, 1, 0}, {-1, -1, 0}, {1, 0, 1}, {-1, 0, -1}, {0, 1, 1}, {0, -1, -1}, {1, 1, 1}, {-1, -1, -1}
+};
+
+/* Unstructured-like finite elements on the unit cube: n^3 vertices, the interior ones moved by up to 0.3 h in each
+   coordinate, every cube cut into 6 tetrahedra (Kuhn), the vertices numbered by the Morton key of their moved
+   coordinates, as a mesh generator would (locality, but every row its own column offsets). P1 elements:
+   bs 1: -div(k grad u) + u, k = 10^U(-1.5,1.5) per element; bs 3: linear elasticity (Poisson ratio 0.3, Young's
+   modulus 10^U(-1,1) per element) + u; the mass terms keep both SPD without boundary conditions. Element matrices
+   come from the moved geometry, so no two rows have the same values. Each process numbers all vertices (O(n^3)
+   integers) and adds the elements that touch its own vertices into its own rows only. */
+static PetscErrorCode CreateFEM(MPI_Comm comm, PetscInt n, PetscInt bs, PetscInt seed, Mat *A)
+{
+  const PetscInt nv = n * n * n;
+  const PetscReal h = n > 1 ? 1.0 / (n - 1) : 1.0;
+  PetscInt       *newid, vstart, vend, *dnz, *onz;
+  PetscReal      *xyz;
+  MeshKey        *keys;
+  PetscMPIInt     size, rank;
+
+  PetscFunctionBegin;
+  PetscCheck(n <= 1290, comm, PETSC_ERR_ARG_OUTOFRANGE, "fem3d and femelast3d take n <= 1290, not %" PetscInt_FMT, n);
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  /* the moved vertices and their Morton numbering */
+  PetscCall(PetscMalloc3(3 * nv, &xyz, nv, &keys, nv, &newid));
+  for (PetscInt v = 0; v < nv; v++) {
+    const PetscInt c[3] = {v % n, (v / n) % n, v / (n * n)};
+    uint64_t       q[3];
+    for (PetscInt d = 0; d < 3; d++) {
+      PetscReal x = c[d] * h;
+      if (c[0] > 0 && c[0] < n - 1 && c[1] > 0 && c[1] < n - 1 && c[2] > 0 && c[2] < n - 1) x += 0.6 * h * (HashUniform(seed, v, d) - 0.5);
+      xyz[3 * v + d] = x;
+      q[d]           = (uint64_t)PetscMin(PetscMax(x, 0.0) * 2097151.0, 2097151.0);
+    }
+    keys[v].key = MortonSpread(q[0]) | MortonSpread(q[1]) << 1 | MortonSpread(q[2]) << 2;
+    keys[v].v   = v;
+  }
+  qsort(keys, (size_t)nv, sizeof(MeshKey), MeshKeyCompare);
+  for (PetscInt i = 0; i < nv; i++) newid[keys[i].v] = i;
+  /* whole vertices on a process, contiguous in the new numbering */
+  vstart = (nv / size) * rank + PetscMin(rank, nv % size);
+  vend   = vstart + nv / size + (rank < nv % size ? 1 : 0);
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, (vend - vstart) * bs, (vend - vstart) * bs, nv * bs, nv * bs));
+  PetscCall(MatSetType(*A, MATAIJ));
+  if (bs > 1) PetscCall(MatSetBlockSize(*A, bs));
+  /* exact preallocation from the 14 edges of each own vertex */
+  PetscCall(PetscMalloc2((vend - vstart) * bs, &dnz, (vend - vstart) * bs, &onz));
+  for (PetscInt i = vstart; i < vend; i++) {
+    const PetscInt v = keys[i].v, c[3] = {v % n, (v / n) % n, v / (n * n)};
+    PetscInt       in = 1, out = 0;
+    for (PetscInt e = 0; e < 14; e++) {
+      PetscInt q[3] = {c[0] + KuhnEdges[e][0], c[1] + KuhnEdges[e][1], c[2] + KuhnEdges[e][2]}, w;
+      if (q[0] < 0 || q[0] >= n || q[1] < 0 || q[1] >= n || q[2] < 0 || q[2] >= n) continue;
+      w = newid[q[0] + n * (q[1] + n * q[2])];
+      if (w >= vstart && w < vend) in++;
+      else out++;
+    }
+    for (PetscInt l = 0; l < bs; l++) {
+      dnz[(i - vstart) * bs + l] = in * bs;
+      onz[(i - vstart) * bs + l] = out * bs;
+    }
+  }
+  PetscCall(MatSeqAIJSetPreallocation(*A, 0, dnz));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 0, dnz, 0, onz));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscCall(MatSetOption(*A, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+  /* the elements of every cube with a vertex of this process; rows of other processes are given as -1 (ignored) */
+  for (PetscInt cz = 0; cz < n - 1; cz++)
+    for (PetscInt cy = 0; cy < n - 1; cy++)
+      for (PetscInt cx = 0; cx < n - 1; cx++) {
+        static const PetscInt perms[6][3] = {
+          {0, 1, 2},
+          {0, 2, 1},
+          {1, 0, 2},
+          {1, 2, 0},
+          {2, 0, 1},
+          {2, 1, 0}
+        };
+        const PetscInt cell = cx + (n - 1) * (cy + (n - 1) * cz);
+        PetscInt       corner[8], own = 0;
+        for (PetscInt k = 0; k < 8; k++) {
+          corner[k] = newid[(cx + (k & 1)) + n * ((cy + (k >> 1 & 1)) + n * (cz + (k >> 2)))];
+          if (corner[k] >= vstart && corner[k] < vend) own = 1;
+        }
+        if (!own) continue;
+        for (PetscInt t = 0; t < 6; t++) {
+          const PetscInt id = 6 * cell + t;
+          PetscInt       vert[4], old[4], rows[12], cols[12], bit = 0;
+          PetscReal      J[3][3], Ji[3][3], det, vol, g[4][3], coef;
+          PetscScalar    K[144];
+          /* the path 000 -> e_a -> e_a + e_b -> 111 along the cube's edges */
+          for (PetscInt k = 0; k < 4; k++) {
+            if (k > 0) bit |= 1 << perms[t][k - 1];
+            vert[k] = corner[bit];
+            old[k]  = keys[vert[k]].v;
+          }
+          for (PetscInt k = 0; k < 3; k++)
+            for (PetscInt d = 0; d < 3; d++) J[d][k] = xyz[3 * old[k + 1] + d] - xyz[3 * old[0] + d];
+          det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) + J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+          PetscCheck(det != 0.0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Degenerate element %" PetscInt_FMT, id);
+          /* rows of J^-1 are the gradients of the barycentric coordinates 1..3; |det| keeps B^T D B's scale positive */
+          Ji[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
+          Ji[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
+          Ji[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
+          Ji[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) / det;
+          Ji[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) / det;
+          Ji[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) / det;
+          Ji[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) / det;
+          Ji[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) / det;
+          Ji[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) / det;
+          vol      = PetscAbsReal(det) / 6.0;
+          for (PetscInt d = 0; d < 3; d++) {
+            g[0][d] = -(Ji[0][d] + Ji[1][d] + Ji[2][d]);
+            for (PetscInt k = 1; k < 4; k++) g[k][d] = Ji[k - 1][d];
+          }
+          if (bs == 1) {
+            coef = PetscPowReal(10.0, 3.0 * HashUniform(seed, id, 3) - 1.5);
+            for (PetscInt i = 0; i < 4; i++)
+              for (PetscInt j = 0; j < 4; j++) K[i * 4 + j] = coef * vol * (g[i][0] * g[j][0] + g[i][1] * g[j][1] + g[i][2] * g[j][2]) + vol / 20.0 * (i == j ? 2.0 : 1.0);
+          } else {
+            const PetscReal E = PetscPowReal(10.0, 2.0 * HashUniform(seed, id, 3) - 1.0), nu = 0.3;
+            const PetscReal lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+            /* K_ij = vol (lam g_i g_j^T + mu g_j g_i^T + mu (g_i . g_j) I), the P1 block of B_i^T D B_j */
+            for (PetscInt i = 0; i < 4; i++)
+              for (PetscInt j = 0; j < 4; j++) {
+                const PetscReal dot = g[i][0] * g[j][0] + g[i][1] * g[j][1] + g[i][2] * g[j][2];
+                for (PetscInt a = 0; a < 3; a++)
+                  for (PetscInt b = 0; b < 3; b++) K[(3 * i + a) * 12 + 3 * j + b] = vol * (lam * g[i][a] * g[j][b] + mu * g[j][a] * g[i][b] + (a == b ? mu * dot + (i == j ? 2.0 : 1.0) / 20.0 : 0.0));
+              }
+          }
+          for (PetscInt k = 0; k < 4; k++)
+            for (PetscInt l = 0; l < bs; l++) {
+              cols[k * bs + l] = vert[k] * bs + l;
+              rows[k * bs + l] = vert[k] >= vstart && vert[k] < vend ? vert[k] * bs + l : -1;
+            }
+          PetscCall(MatSetValues(*A, 4 * bs, rows, 4 * bs, cols, K, ADD_VALUES));
+        }
+      }
+  PetscCall(PetscFree3(xyz, keys, newid));
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*@C
   MatCSRKCreateProblem - creates an assembled `MATAIJ` test or benchmark matrix
 
@@ -214,9 +400,12 @@ static PetscErrorCode CreateRandomNodes(MPI_Comm comm, PetscInt n, PetscInt avg,
 . name - "lap2d5" (n^2 grid, 5-point), "lap3d7" (n^3, 7-point), "lap3d27" (n^3, 27-point), "elasticity3d" (n^3 nodes,
          27-point, block size 3), "random" (n x n random sparse, with empty rows and a dense row), "randrect" (n x (n/2+3) random),
          "powerlaw" (n x n, power-law row lengths: at least 3 entries, exponent 2.5, up to n/8, random columns),
-         "randnodes" (n x n random, rows in runs of 1 to 7 with one column list: inodes of every size)
+         "randnodes" (n x n random, rows in runs of 1 to 7 with one column list: inodes of every size),
+         "fem3d" (n^3 vertices, P1 tetrahedra on a randomly moved grid numbered by Morton key, -div(k grad u) + u with k
+         over three decades: mesh-like rows, each its own columns and values), "femelast3d" (the same mesh, linear
+         elasticity with block size 3)
 . n    - grid points per dimension, or rows for the random matrices
-- seed - seed of the random matrices
+- seed - seed of the random matrices and of the meshes' moves and coefficients
 
   Output Parameter:
 . A - the matrix
@@ -261,7 +450,15 @@ PetscErrorCode MatCSRKCreateProblem(MPI_Comm comm, const char name[], PetscInt n
     PetscCall(PetscStrcmp(name, "randnodes", &flg));
     if (flg) PetscCall(CreateRandomNodes(comm, n, 6, seed, A));
   }
-  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect, powerlaw or randnodes", name);
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "fem3d", &flg));
+    if (flg) PetscCall(CreateFEM(comm, n, 1, seed, A));
+  }
+  if (!flg) {
+    PetscCall(PetscStrcmp(name, "femelast3d", &flg));
+    if (flg) PetscCall(CreateFEM(comm, n, 3, seed, A));
+  }
+  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect, powerlaw, randnodes, fem3d or femelast3d", name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -65,6 +65,7 @@ typedef struct {
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   CSRKIdx        *nodesrc;  /* with nodesz (value lists): the position in val of the values each node multiplies, its own or an earlier node's that are the same bits (csrknodes.c), or NULL */
+  PetscBool       nodesoff; /* with nodesz: the next product runs the loop without nodes (the set-up budget's comparison of the two, csrksetup.c) */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
@@ -88,7 +89,12 @@ typedef struct {
 /* The set-up budget of one block (csrksetup.c): products counted since the pattern and the values changed, and the
    account of a fill of the row slices made a part at a product */
 typedef struct {
-  PetscLogDouble   tbase, tfast; /* best time of an AIJ product of this pattern and of one with the current structure */
+  PetscLogDouble   tbase;        /* best time of an AIJ product of this pattern */
+  PetscLogDouble   tjudge[3];    /* the comparison of a built structure: best time of AIJ's kernel, of the structure, and of its loop without row nodes, in the same products */
+  PetscInt         njudge;       /* products of that comparison so far */
+  PetscInt         ncand;        /* its candidates: 2, or 3 where the structure has row nodes */
+  PetscInt         cand;         /* the candidate the current product runs (-1: no comparison) */
+  PetscBool        wjudged;      /* the built structure was compared: not again until the next build */
   PetscLogDouble   spent, saved; /* the fill's set-up time, and the product time its filled rows saved, since it began */
   PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop (at most tbase's) and of the rows filled into slices (0: not measured) */
   PetscLogDouble   rloop;          /* best time per nonzero of the rows not yet filled, in the fill's own AIJ loop (0: not measured) */

@@ -137,7 +137,7 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (st->nodesz) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
+    if (st->nodesz && !st->nodesoff) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
     else if (st->sval) {
       PetscInt q = rp[r0]; /* the slices' values of the thread's rows, read in order from its first row's (csrkslices.c) */
       CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);

@@ -21,8 +21,12 @@
    count together and build at the same product. A rule on each rank's own timings had them build at different
    products, each build stalling the others at the next halo exchange (docs/design.md, "Set-up budget"). The parts
    are decided on each rank's timings, but each is 1/CSRK_FILL_PARTS of a build, which bounds such a stall. Timings
-   also serve a decision that each rank may take alone: a structure whose products are no faster than AIJ's is
-   dropped until the nonzero pattern changes (the rank then runs AIJ's kernel, its fastest).
+   also serve a decision that each rank may take alone: a built structure is compared with AIJ's own kernel (its
+   inode kernel where AIJ found inodes) in interleaved products, and, where it has row nodes, with its own loop
+   without them; the fastest is kept, and a structure no faster than AIJ's kernel is dropped until the nonzero
+   pattern changes (the rank then runs AIJ's kernel, its fastest). This comparison, CSRKBudgetJudge(), is the one
+   place that decides between kernels that do the same work in different ways: it is measured on the rank's own
+   CPU and matrix, not assumed (docs/design.md, "Set-up budget", "Row nodes").
 
    The off-process block of an MPI matrix always runs AIJ's product (compressed rows). With the auto ordering the
    first build keeps the user's order; the check of a reordering (an ordering, a second build and the timing that
@@ -38,7 +42,7 @@
 #define CSRK_FILL_PARTS       32   /* parts of that fill; also the least share of the nonzeros a part of a product is timed on */
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
-#define CSRK_JUDGE_PRODUCTS   8    /* products with a new structure before it is compared with AIJ's product */
+#define CSRK_JUDGE_PRODUCTS   8    /* products of each kind (AIJ's kernel, the structure, ...) before a new structure is kept or dropped */
 #define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "Two costs that a small block does not repay") */
 
 /* the products to wait for a set-up of this expected cost */
@@ -62,7 +66,8 @@ static inline PetscBool CSRKBudgetBuildWaits(const MatCSRKBudget *b, PetscReal p
 static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 {
   b->tbase    = 0;
-  b->tfast    = 0;
+  b->wjudged  = PETSC_FALSE;
+  b->cand     = -1;
   b->spent    = 0;
   b->saved    = 0;
   b->rbase    = 0;
@@ -96,6 +101,16 @@ static PetscErrorCode CSRKNonzeros(Mat A, PetscInt *nz)
 static inline PetscBool CSRKFilledByParts(const MatCSRKStructure *st)
 {
   return (PetscBool)(st->sval && st->nthreads == 1 && st->shared);
+}
+
+/* whether AIJ's own kernel for A is its inode kernel (consecutive rows with one column list multiplied together):
+   AIJ's loop over the AIJ arrays is then not AIJ's kernel, and may be faster or slower than it */
+static PetscBool CSRKAIJInodes(Mat A)
+{
+  PetscInt nodes = 0;
+
+  if (MatInodeGetInodeSizes(A, &nodes, NULL, NULL)) return PETSC_FALSE;
+  return (PetscBool)(nodes > 0 && nodes < A->rmap->n);
 }
 
 /* whether rows r and s of the CSR arrays (ai, aj) have one pattern (the same offsets from their rows: row slices) or
@@ -147,13 +162,16 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
   if (2 * nsliced >= rows) PetscFunctionReturn(PETSC_SUCCESS);
   if (sp->opt.nodes) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
   b->noslices = PETSC_TRUE;
-  b->declined = (PetscBool)(2 * nnoderows < rows);
+  /* where AIJ runs its inode kernel, the loop without nodes is another kernel, which the comparison after the build
+     judges (-mat_csrk_row_nodes 0) */
+  b->declined = (PetscBool)(2 * nnoderows < rows && !CSRKAIJInodes(A));
   PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows in row slices, %" PetscInt_FMT " in row nodes: %s\n", nsliced, rows, nnoderows, b->declined ? "the structure would run AIJ's own loop, not built for this nonzero pattern" : "built without row slices"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* whether the products of st would be AIJ's own loop over AIJ's own arrays (one thread, the user's order, 32-bit
-   column indices, no row slices, patterns or nodes): such a structure cannot be faster, and judging it costs products */
+   column indices, no row slices, patterns or nodes): such a structure cannot be faster than AIJ's kernel unless that
+   is AIJ's inode kernel, and judging it costs products */
 static inline PetscBool CSRKRunsAIJLoop(const MatCSRKStructure *st)
 {
   return (PetscBool)(st->nthreads == 1 && !st->perm && !st->sval && !st->rowpat && !st->nodesz && st->index_bytes == 4);
@@ -170,17 +188,66 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   PetscCall(PetscTime(&t0));
   PetscCall(MatSeqCSRKBuildStructure(A, opt));
   PetscCall(PetscTime(&t1));
-  b->tfast   = 0;
   b->nfastst = 0;
+  b->wjudged = PETSC_FALSE;
+  b->njudge  = 0;
+  b->cand    = -1;
   b->spent   = t1 - t0;
   b->saved   = 0;
   b->nwait   = 0;
   PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
-  if (CSRKRunsAIJLoop(sp->st)) {
+  if (CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A)) {
     PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
     PetscCall(MatCSRKStructureDestroy(&sp->st));
     b->declined = PETSC_TRUE;
+  } else {
+    b->ncand = sp->st->nodesz ? 3 : 2;
+    for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0;
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   The comparison of a structure just built (not one whose slices are filled by parts, which compares its filled rows
+   within each product): its products alternate between AIJ's own kernel, the structure, and, where it has row nodes,
+   the structure's loop without them, CSRK_JUDGE_PRODUCTS of each, so that a busy machine slows all of them alike;
+   the fastest is kept. AIJ's kernel is its inode kernel where AIJ found inodes: row nodes do the same work in
+   another order, and which of the three is fastest depends on the CPU and the matrix (docs/design.md, "Row nodes").
+   The candidate of the next product, where the comparison is on; cand 0: AIJ's kernel (no structure).
+*/
+static inline PetscInt CSRKBudgetJudgeCandidate(MatCSRKBudget *b, const MatCSRKStructure *st)
+{
+  if (b->judged || b->wjudged || (st->sval && st->rfill < st->m)) return -1;
+  return b->njudge % b->ncand;
+}
+
+/* a product of the comparison, candidate c, took t seconds; after the last one, the fastest candidate is kept */
+static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscLogDouble t)
+{
+  MatCSRKBudget  *b = &sp->budget;
+  const char     *what[3] = {"AIJ's kernel", "the structure", "the structure without row nodes"};
+  PetscInt        best = 0;
+  PetscLogDouble *tj = b->tjudge;
+
+  PetscFunctionBegin;
+  b->cand = -1;
+  tj[c]   = tj[c] > 0 ? PetscMin(tj[c], t) : t;
+  if (++b->njudge < b->ncand * CSRK_JUDGE_PRODUCTS || !sp->st) PetscFunctionReturn(PETSC_SUCCESS);
+  b->wjudged = PETSC_TRUE;
+  for (PetscInt k = 1; k < b->ncand; k++)
+    if (tj[k] < tj[best]) best = k;
+  if (b->ncand > 2) PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure's row nodes, %g us without them: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], 1e6 * tj[2], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
+  else PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
+  if (best == 0) {
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    b->declined = PETSC_TRUE;
+  } else if (best == 2) {
+    MatCSRKStructure *st = sp->st;
+    PetscCall(PetscFree(st->nodesz));
+    PetscCall(PetscFree(st->nodesrc));
+    st->nnodes = st->nnoderows = st->nvalued = 0;
+  }
+  if (sp->st) sp->st->nodesoff = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -351,6 +418,10 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
   /* nothing filled and no part due: AIJ's own kernel, without attaching the AIJ arrays (a lookup per product) */
   if (sp->st->sval && !sp->st->rfill && !CSRKBudgetPartDue(b, sp->st)) PetscFunctionReturn(PETSC_SUCCESS);
+  /* a structure being compared with AIJ's kernel (and its loop without nodes): this product's candidate */
+  b->cand = CSRKBudgetJudgeCandidate(b, sp->st);
+  if (b->cand == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  sp->st->nodesoff = (PetscBool)(b->cand == 2);
   PetscCall(MatCSRKStructureAttach(A, sp->st));
   if (sp->st->sval && sp->st->rfill < sp->st->m) {
     PetscBool filled = PETSC_TRUE;
@@ -412,6 +483,7 @@ PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLo
   if (!st) {
     b->nbase++;
     b->tbase = b->tbase > 0 ? PetscMin(b->tbase, t) : t;
+    if (b->cand == 0) PetscCall(CSRKBudgetJudge(A, sp, 0, t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   b->nfast++;
@@ -420,13 +492,6 @@ PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLo
     PetscCall(CSRKBudgetRecordFilling(A, st, tpart));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (b->judged) PetscFunctionReturn(PETSC_SUCCESS);
-  b->nfastst++;
-  b->tfast = b->tfast > 0 ? PetscMin(b->tfast, t) : t;
-  if (b->nfastst == CSRK_JUDGE_PRODUCTS && b->tfast >= b->tbase) {
-    PetscCall(PetscInfo(A, "Set-up budget: product %g us with the structure, %g us with AIJ's kernel: structure dropped for this nonzero pattern\n", 1e6 * b->tfast, 1e6 * b->tbase));
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
-    b->declined = PETSC_TRUE;
-  }
+  if (b->cand > 0) PetscCall(CSRKBudgetJudge(A, sp, b->cand, t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
