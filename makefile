@@ -1,6 +1,6 @@
 # petsc-csrk: the CSR-k matrix types as a PETSc plugin.
 #
-#   make          builds lib/libcsrk.so, the tests and the tutorials
+#   make          builds lib/libcsrk.so, the utilities library of the tests and tutorials, the tests and the tutorials
 #   make check    installs missing dependencies (Debian, as root), builds, runs every test
 #   make demo     runs tutorials/ex1 (CG on 3D Poisson, aij and csrk side by side)
 #   make deps     only the dependency check/installation
@@ -43,9 +43,17 @@ LIBDIR ?= $(TOP)/lib
 LIB    := $(LIBDIR)/libcsrk.so
 
 LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkconvert.c src/mat/impls/csrk/csrkthreads.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/csrkmult.c src/mat/impls/csrk/csrkpatterns.c src/mat/impls/csrk/csrkslices.c src/mat/impls/csrk/csrknodes.c src/mat/impls/csrk/csrksetup.c src/mat/impls/csrk/tuning.c \
-           src/mat/impls/csrk/ordering/bandk.c src/mat/impls/csrk/seq/csrkseq.c src/mat/impls/csrk/mpi/csrkmpi.c \
-           src/mat/utils/mmread.c src/mat/utils/problems.c
+           src/mat/impls/csrk/ordering/bandk.c src/mat/impls/csrk/seq/csrkseq.c src/mat/impls/csrk/mpi/csrkmpi.c
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+
+# The utilities of the tests and tutorials (Matrix Market reader, generated problems; header petsccsrkutil.h beside
+# them): a static library linked into those programs only, not into the plugin. They stay in src/mat/utils/, under
+# their old paths, so that work on them in other branches merges without renames.
+UTIL_SRC := src/mat/utils/mmread.c src/mat/utils/problems.c
+UTIL_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(UTIL_SRC))
+UTIL_LIB := $(BUILD)/lib/libcsrkutil.a
+UTIL_INC := -I$(TOP)/src/mat/utils
+$(UTIL_OBJ): CFLAGS_ALL += $(UTIL_INC)
 
 # CUDA: the MATCSRKCUDA type is built when PETSc was configured with CUDA, with PETSc's CUDA compiler
 PETSC_CONFH := $(patsubst %/lib/petsc/conf/petscvariables,%/include/petscconf.h,$(PETSC_CONF))
@@ -65,7 +73,7 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
 .PHONY: all deps check test demo clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep
-all: need-petsc $(LIB) $(TESTS) $(TUTORIALS)
+all: need-petsc $(LIB) $(UTIL_LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
 	@if [ -z "$(PETSC_CONF)" ]; then echo "PETSc not found: set PETSC_DIR (and PETSC_ARCH) or run 'make deps' (Debian: petsc-dev)"; exit 1; fi
@@ -78,18 +86,24 @@ $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call quiet,NVCC,$<)$(NVCC_) $(NVFLAGS) -DCSRK_HAVE_CUDA -c $< -o $@
 
-$(LIB): $(LIB_OBJ)
+# relinked when the makefile changes, so that an object no longer listed (as the utilities once were) leaves it
+$(LIB): $(LIB_OBJ) $(TOP)/makefile
 	@mkdir -p $(dir $@)
-	$(call quiet,LD,$@)$(CC_) -shared -o $@ $^ $(LIBS_ALL)
+	$(call quiet,LD,$@)$(CC_) -shared -o $@ $(filter %.o,$^) $(LIBS_ALL)
 
-# tests and tutorials link the library (and so can call MatCSRKRegister); PETSc programs may instead load it with -dll_append
-$(BUILD)/tests/% $(BUILD)/tutorials/%: CFLAGS_EXE = $(filter-out -fPIC,$(CFLAGS_ALL))
-$(BUILD)/tests/%: tests/%.c $(LIB)
+$(UTIL_LIB): $(UTIL_OBJ)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
-$(BUILD)/tutorials/%: tutorials/%.c $(LIB)
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
+# tests and tutorials link the utilities and the library (and so can call MatCSRKRegister); PETSc programs may instead
+# load the library with -dll_append
+$(BUILD)/tests/% $(BUILD)/tutorials/%: CFLAGS_EXE = $(filter-out -fPIC,$(CFLAGS_ALL)) $(UTIL_INC)
+$(BUILD)/tests/%: tests/%.c $(LIB) $(UTIL_LIB)
 	@mkdir -p $(dir $@)
-	$(call quiet,CCLD,$@)$(CC_) $(CFLAGS_EXE) $< -o $@ -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
+	$(call quiet,CCLD,$@)$(CC_) $(CFLAGS_EXE) $< -o $@ $(UTIL_LIB) -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
+$(BUILD)/tutorials/%: tutorials/%.c $(LIB) $(UTIL_LIB)
+	@mkdir -p $(dir $@)
+	$(call quiet,CCLD,$@)$(CC_) $(CFLAGS_EXE) $< -o $@ $(UTIL_LIB) -L$(LIBDIR) -Wl,-rpath,$(LIBDIR) -lcsrk $(LIBS_ALL)
 
 deps:
 	@bash $(TOP)/configure-hooks/install-deps.sh
@@ -193,7 +207,7 @@ plots:
 clean:
 	rm -rf $(BUILD) $(LIBDIR)
 
--include $(LIB_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(UTIL_OBJ:.o=.d)
 
 # ---------------------------------------------------------------- sanitizers and fuzzing
 # make check-asan: library, tests and tutorials built with ASan+UBSan into ASAN_BUILD, then tests/run.sh against them.
@@ -275,9 +289,9 @@ FUZZ_EXE     := $(FUZZ_BUILD)/mmread_fuzz
 fuzz-deps:
 	@FUZZ_CC=$(FUZZ_CC) bash $(TOP)/configure-hooks/install-fuzz-deps.sh
 
-$(FUZZ_EXE): tests/fuzz/mmread_fuzz.c src/mat/utils/mmread.c include/petsccsrk.h
+$(FUZZ_EXE): tests/fuzz/mmread_fuzz.c src/mat/utils/mmread.c src/mat/utils/petsccsrkutil.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -g -O1 $(FUZZ_SAN) -I$(TOP)/include $(PETSC_CC_INCLUDES) $(MPI_CFLAGS) tests/fuzz/mmread_fuzz.c src/mat/utils/mmread.c -o $@ $(RPATH) $(PETSC_LIB) $(MPI_LIBS) -lz
+	$(FUZZ_CC) -g -O1 $(FUZZ_SAN) $(UTIL_INC) $(PETSC_CC_INCLUDES) $(MPI_CFLAGS) tests/fuzz/mmread_fuzz.c src/mat/utils/mmread.c -o $@ $(RPATH) $(PETSC_LIB) $(MPI_LIBS) -lz
 
 fuzz-build: need-petsc
 	@$(MAKE) --no-print-directory fuzz-deps

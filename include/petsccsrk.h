@@ -163,10 +163,4 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 
-/* Utilities of the tests, tutorials and benchmarks: Matrix Market input and generated problems */
-PETSC_EXTERN PetscErrorCode MatCSRKReadMatrixMarket(MPI_Comm, const char[], Mat *);
-PETSC_EXTERN PetscErrorCode MatCSRKCreateProblem(MPI_Comm, const char[], PetscInt, PetscInt, Mat *);
-PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandom(Mat, PetscInt, Mat *);
-PETSC_EXTERN PetscErrorCode MatCSRKPermuteRandomBlocks(Mat, PetscInt, PetscInt, Mat *);
-
 #endif

@@ -11,6 +11,7 @@ static const char help[] = "Public-API parity: one matrix built in two types thr
                            "  -ksp <bool>: the solves (default true) -tol <1e-12> -verbose: a line per step\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <petscksp.h>
 #include "testutil.h"
 

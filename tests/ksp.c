@@ -2,6 +2,7 @@ static const char help[] = "KSP CG with aij and csrk: the same default precondit
                            "  -problem <name> -n <n> | -f <file>, -pcs <default,jacobi,gamg,...>, plus -mat_csrk_* options\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <petscksp.h>
 
 static PetscErrorCode Solve(Mat M, const char *pctype, Vec b, Vec x, PetscInt *its, char *pcname, size_t len)

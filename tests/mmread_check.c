@@ -3,7 +3,7 @@ static const char help[] = "Checks MatCSRKReadMatrixMarket().\n"
                            "  -expect_error   exit 0 only if every read fails with a PETSc error and returns no matrix\n"
                            "  -view           MatView() each matrix that was read\n";
 
-#include <petsccsrk.h>
+#include <petsccsrkutil.h>
 
 /* Reads one file expecting success: prints sizes, stored nonzeros and the Frobenius norm (a cheap value checksum). */
 static PetscErrorCode CheckGood(const char file[], PetscBool view)

@@ -4,6 +4,7 @@ static const char help[] = "The orderings do not depend on the number of threads
                            "  -problem <name>[,...] -n <n>[,...] [-permute <seed>] [-threads <t>]\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #if defined(_OPENMP)
   #include <omp.h>
 #endif

@@ -16,6 +16,7 @@ static const char help[] = "MatMult family of csrk against aij, for every orderi
                            "  -expect_nodes <0|1>: whether every natural-order configuration must multiply row nodes (one thread)\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include "testutil.h"
 
 static PetscErrorCode Poison(Vec v)

@@ -11,6 +11,7 @@ static const char help[] = "The set-up budget (MatCSRKSetSetup(), -mat_csrk_setu
                            "  -max_products <n>       products to wait at most for each step (default 4000)\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 
 /* y = C x must equal z = A x (y poisoned first) */
 static PetscErrorCode Compare(Mat A, Mat C, Vec x, Vec y, Vec z, const char *what)

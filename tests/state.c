@@ -2,6 +2,7 @@ static const char help[] = "Conversions and changes of values and pattern: after
                            "  -problem <name> -n <n> | -f <file>, plus any -mat_csrk_* option for the csrk matrices\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include "testutil.h"
 
 static PetscInt nfail = 0, nchecks = 0;

@@ -50,6 +50,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "  build/tutorials/bench -f A.petscbin -types aij,csrk:threads=1,csrk:threads=2 -stream 0\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <petscksp.h>
 #include <petscdevice.h>
 #include <zlib.h>

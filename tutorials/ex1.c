@@ -44,6 +44,7 @@ static const char help[] = "CG on the 3D Poisson problem (7-point Laplacian, n^3
                            "  ./app -dll_append $PWD/lib/libcsrk.so -dm_mat_type csrk  (programs that get the matrix from a DM)\n";
 
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <petscksp.h>
 #include <unistd.h>
 

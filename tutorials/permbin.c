@@ -10,9 +10,10 @@
 
    -consistent: b = A x for a random x instead, so that a singular matrix (a pure Neumann operator) has a solution
 
-   Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of lib/libcsrk.so; make builds it.
+   Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of the utilities library (libcsrkutil.a); make builds it.
 */
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 
 int main(int argc, char **argv)
 {

@@ -14,7 +14,7 @@
                      value only saves the time of building matrices of up to 2^20 empty rows.
      MMFUZZ_VERBOSE  print the PETSc error message of every rejected input (for reproducing a single file).
 */
-#include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <stdint.h>

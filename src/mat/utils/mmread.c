@@ -8,7 +8,7 @@
    has been read, and only for sizes that the entries justify: at most max(MM_MIN_DIM_LIMIT, MM_DIM_PER_ENTRY x entries)
    rows and columns, unless -mm_max_dim sets another limit.
 */
-#include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <zlib.h>
 #include <ctype.h>
 #include <errno.h>

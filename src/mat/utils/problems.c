@@ -1,7 +1,7 @@
 /*
    Generated test and benchmark problems (assembled MATAIJ, rows distributed by PETSC_DECIDE blocks).
 */
-#include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <stdint.h>
 #include <stdlib.h>
 
