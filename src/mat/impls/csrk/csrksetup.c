@@ -67,6 +67,8 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 {
   b->tbase    = 0;
   b->wjudged  = PETSC_FALSE;
+  b->njudge   = 0;
+  b->ncand    = 0;
   b->cand     = -1;
   b->spent    = 0;
   b->saved    = 0;
@@ -189,6 +191,7 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->nfastst = 0;
   b->wjudged = PETSC_FALSE;
   b->njudge  = 0;
+  b->ncand   = 0;
   b->cand    = -1;
   b->spent   = t1 - t0;
   b->saved   = 0;
@@ -198,9 +201,6 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
     PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
     PetscCall(MatCSRKStructureDestroy(&sp->st));
     b->declined = PETSC_TRUE;
-  } else {
-    b->ncand = sp->st->nodesz ? 3 : 2;
-    for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -216,6 +216,11 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
 static inline PetscInt CSRKBudgetJudgeCandidate(MatCSRKBudget *b, const MatCSRKStructure *st)
 {
   if (b->judged || b->wjudged || (st->sval && st->rfill < st->m)) return -1;
+  if (!b->ncand) { /* the first product of the comparison (of a structure however built) */
+    b->ncand = st->nodesz ? 3 : 2;
+    b->njudge = 0;
+    for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0;
+  }
   return b->njudge % b->ncand;
 }
 
