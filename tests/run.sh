@@ -119,6 +119,11 @@ for np in $ranks; do
 done
 run "set-up budget permuted random (neither slices nor nodes: not built; the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000 -expect_slices 0
 run "set-up budget elasticity3d (no slices: built without them, with row nodes and their value lists, found again with the values)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1 -expect_values 1
+# unstructured elasticity: row nodes built, then compared with AIJ's inode kernel and the loop without nodes in
+# interleaved products (any of the three may win; every product right)
+for np in $ranks; do
+  run "set-up budget femelast3d (row nodes against AIJ's inodes and the loop without them)" "$np" "$build/tests/setup" -problem femelast3d -n 16 -expect_slices 0 -expect_nodes 1
+done
 # row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
 # as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k, value changes
 run_grep "row slices used on a 27-point stencil" "Row slices: .* multiplied a row per vector lane" "$build/tests/parity" -problem lap3d27 -n 16 -kmin 2 -kmax 2 -mat_csrk_threads 2 -info

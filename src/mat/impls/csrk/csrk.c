@@ -735,6 +735,9 @@ PetscErrorCode MatCSRKSetRowValues(Mat A, PetscBool values)
   inodes), are multiplied together, each column index and entry of x loaded once for all of
   them. Used where enough rows are in nodes of two or more; `-info` tells how many. Each row is still
   summed in its own order with separate multiplies and additions: results are the same bits as without nodes.
+  Under the set-up budget (the default, `MatCSRKSetSetup()`) the nodes are kept only where their products beat both
+  AIJ's own kernel (its inode kernel) and the loop without them, compared in interleaved products on each rank;
+  `MAT_CSRK_SETUP_EAGER` keeps them uncompared.
 
 .seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetNumThreads()`, `MatCSRKGetInfo()`
 @*/

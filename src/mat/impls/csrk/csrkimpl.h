@@ -91,9 +91,10 @@ typedef struct {
 typedef struct {
   PetscLogDouble   tbase;        /* best time of an AIJ product of this pattern */
   PetscLogDouble   tjudge[3];    /* the comparison of a built structure: best time of AIJ's kernel, of the structure, and of its loop without row nodes, in the same products */
-  PetscInt         njudge;       /* products of that comparison so far */
-  PetscInt         ncand;        /* its candidates: 2, or 3 where the structure has row nodes */
+  PetscInt         njudge[3];    /* products of each candidate in that comparison so far */
+  PetscInt         ncand;        /* its candidates: 2, or 3 where the structure has row nodes (0: not begun) */
   PetscInt         cand;         /* the candidate the current product runs (-1: no comparison) */
+  PetscInt         jnext, jout;  /* the candidate of the next product, and those left out (bits) */
   PetscBool        wjudged;      /* the built structure was compared: not again until the next build */
   PetscLogDouble   spent, saved; /* the fill's set-up time, and the product time its filled rows saved, since it began */
   PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop (at most tbase's) and of the rows filled into slices (0: not measured) */

@@ -43,6 +43,7 @@
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
 #define CSRK_JUDGE_PRODUCTS   8    /* products of each kind (AIJ's kernel, the structure, ...) before a new structure is kept or dropped */
+#define CSRK_JUDGE_OUT        1.2  /* a candidate this much slower than the fastest, after 2 products of each, leaves the comparison: its products cost */
 #define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "Two costs that a small block does not repay") */
 
 /* the products to wait for a set-up of this expected cost */
@@ -67,6 +68,7 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 {
   b->tbase    = 0;
   b->wjudged  = PETSC_FALSE;
+  b->ncand    = 0;
   b->cand     = -1;
   b->spent    = 0;
   b->saved    = 0;
@@ -190,7 +192,7 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   PetscCall(PetscTime(&t1));
   b->nfastst = 0;
   b->wjudged = PETSC_FALSE;
-  b->njudge  = 0;
+  b->ncand   = 0;
   b->cand    = -1;
   b->spent   = t1 - t0;
   b->saved   = 0;
@@ -200,9 +202,6 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
     PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
     PetscCall(MatCSRKStructureDestroy(&sp->st));
     b->declined = PETSC_TRUE;
-  } else {
-    b->ncand = sp->st->nodesz ? 3 : 2;
-    for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -213,12 +212,21 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
    the structure's loop without them, CSRK_JUDGE_PRODUCTS of each, so that a busy machine slows all of them alike;
    the fastest is kept. AIJ's kernel is its inode kernel where AIJ found inodes: row nodes do the same work in
    another order, and which of the three is fastest depends on the CPU and the matrix (docs/design.md, "Row nodes").
+   A candidate that is CSRK_JUDGE_OUT slower than the fastest once each has run twice leaves the comparison early,
+   so that a clearly slower kernel costs 2 products, not 8. AIJ's kernel, the reference, stays to the end.
    The candidate of the next product, where the comparison is on; cand 0: AIJ's kernel (no structure).
 */
 static inline PetscInt CSRKBudgetJudgeCandidate(MatCSRKBudget *b, const MatCSRKStructure *st)
 {
   if (b->judged || b->wjudged || (st->sval && st->rfill < st->m)) return -1;
-  return b->njudge % b->ncand;
+  if (!b->ncand) { /* the first product of the comparison (of a structure however built) */
+    b->ncand = st->nodesz ? 3 : 2;
+    b->jnext = 0;
+    b->jout  = 0;
+    for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0, b->njudge[c] = 0;
+  }
+  while (b->jout & (1 << b->jnext)) b->jnext = (b->jnext + 1) % b->ncand;
+  return b->jnext;
 }
 
 /* a product of the comparison, candidate c, took t seconds; after the last one, the fastest candidate is kept */
@@ -227,15 +235,34 @@ static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscL
   MatCSRKBudget  *b = &sp->budget;
   const char     *what[3] = {"AIJ's kernel", "the structure", "the structure without row nodes"};
   PetscInt        best = 0;
-  PetscLogDouble *tj = b->tjudge;
+  PetscLogDouble *tj      = b->tjudge;
+  PetscLogDouble  fastest = PETSC_MAX_REAL;
+  PetscInt        nmin    = PETSC_MAX_INT;
 
   PetscFunctionBegin;
   b->cand = -1;
-  tj[c]   = tj[c] > 0 ? PetscMin(tj[c], t) : t;
-  if (++b->njudge < b->ncand * CSRK_JUDGE_PRODUCTS || !sp->st) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!b->ncand) PetscFunctionReturn(PETSC_SUCCESS); /* no comparison begun (a zeroed budget reads candidate 0) */
+  tj[c]    = tj[c] > 0 ? PetscMin(tj[c], t) : t;
+  b->jnext = (c + 1) % b->ncand;
+  b->njudge[c]++;
+  for (PetscInt k = 0; k < b->ncand; k++)
+    if (!(b->jout & (1 << k))) {
+      nmin = PetscMin(nmin, b->njudge[k]);
+      if (b->njudge[k]) fastest = PetscMin(fastest, tj[k]);
+    }
+  /* a clearly slower candidate leaves once every one has run twice */
+  if (nmin >= 2)
+    for (PetscInt k = 1; k < b->ncand; k++)
+      if (!(b->jout & (1 << k)) && tj[k] > CSRK_JUDGE_OUT * fastest) b->jout |= 1 << k;
+  if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS);
+  /* done when every candidate left has run CSRK_JUDGE_PRODUCTS times, or only AIJ's kernel is left */
+  nmin = PETSC_MAX_INT;
+  for (PetscInt k = 0; k < b->ncand; k++)
+    if (!(b->jout & (1 << k))) nmin = PetscMin(nmin, b->njudge[k]);
+  if (nmin < CSRK_JUDGE_PRODUCTS && b->jout != (1 << b->ncand) - 2) PetscFunctionReturn(PETSC_SUCCESS);
   b->wjudged = PETSC_TRUE;
   for (PetscInt k = 1; k < b->ncand; k++)
-    if (tj[k] < tj[best]) best = k;
+    if (!(b->jout & (1 << k)) && tj[k] < tj[best]) best = k;
   if (b->ncand > 2) PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure's row nodes, %g us without them: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], 1e6 * tj[2], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   else PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   if (best == 0) {
