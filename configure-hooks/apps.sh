@@ -15,8 +15,7 @@
 # DMPlex tutorials assemble on PETSc's tetrahedral mesh file, refined in parallel and saved with -ksp_view_mat, in
 # the tutorial's numbering and randomly renumbered (tutorials/permbin), and on the generated problems fem3d and
 # femelast3d (src/mat/utils/problems.c):
-#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3); one refinement less with
-#                      APPS_SIZE=small
+#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3)
 #   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
 #                      refinement takes minutes)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
@@ -67,7 +66,7 @@ else
   types=${TYPES:-aij sell csrk}
   vec=""
   ex45n=${EX45_N:-160} ex45its=${EX45_ITS:-200} bkn=100 ex5n=1024 ex19n=257 ex56ne=47 femref=4 femgen=100,56
-  if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23 femref=3 femgen=80,40; fi
+  if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23 femgen=80,40; fi
 fi
 ex45nz=${EX45_NZ:-$ex45n}
 femits=${FEM_ITS:-500}
