@@ -191,9 +191,7 @@ case " $phases " in *" test "* | *" test-mpi "*)
     # a rank), random rows and a rectangular matrix (every rank a neighbour of every other), unstructured
     # finite-element rows (fem3d, femelast3d: neighbours of a mesh partition), natural and renumbered; and MPIAIJ's
     # VecScatter instead
-    run_info "MPI halo between device buffers, CUDA IPC (np $np)" "halo exchange between device buffers (CUDA IPC)" mpiexec -n "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda
-    run_info "MPI halo through pinned buffers (np $np)" "halo exchange through pinned host buffers" mpiexec -n "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -mat_csrk_cuda_halo_ipc 0
-    run "parity csrkcuda MPI random, pinned halo" "$np" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_halo_ipc 0
+    run_info "MPI halo through pinned buffers (np $np)" "halo exchange through pinned host buffers" mpiexec -n "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda
     run "parity csrkcuda MPI random" "$np" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda
     run "parity csrkcuda MPI randrect" "$np" "$build/tests/parity" -problem randrect -n 2000 -ctype csrkcuda
     for pr in "fem3d -n 24" "femelast3d -n 12" "fem3d -n 24 -permute 1" "femelast3d -n 12 -permute 1"; do

@@ -85,8 +85,7 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDACOOSetValues(Mat, MatCSRKCOO *, const Pet
 
 /* halo exchange of the MPI product through pinned host buffers (csrkcudahalo.cu) */
 typedef struct _n_CSRKHalo *CSRKHalo;
-PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm, PetscMPIInt, PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], PetscMPIInt, const PetscMPIInt[], const PetscInt[], PetscBool, CSRKHalo *);
-PETSC_INTERN PetscBool      MatCSRKCUDAHaloUsesIPC(CSRKHalo);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm, PetscMPIInt, PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], PetscMPIInt, const PetscMPIInt[], const PetscInt[], CSRKHalo *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);

@@ -42,7 +42,6 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
   PetscInt           nghost;
   PetscSF            sf;
   CSRKHalo           h;
-  PetscBool          ipc = PETSC_TRUE;
 
   PetscFunctionBegin;
   if (sp->halo && sp->halostate == A->nonzerostate) PetscFunctionReturn(PETSC_SUCCESS);
@@ -58,10 +57,8 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
   PetscCall(PetscMPIIntCast(nr, &nrr));
   PetscCall(PetscMPIIntCast(nl, &nll));
   PetscCall(PetscObjectGetNewTag((PetscObject)A, &tag));
-  /* -mat_csrk_cuda_halo_ipc 0: through the host even where the GPUs could map each other's buffers (for comparison) */
-  PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_csrk_cuda_halo_ipc", &ipc, NULL));
-  PetscCall(MatCSRKCUDAHaloCreate(PetscObjectComm((PetscObject)A), tag, nll, lranks, loffset, lidx, nrr, rranks, roffset, ipc, &h));
-  PetscCall(PetscInfo(A, "CSR-k halo exchange %s: %" PetscInt_FMT " values to %d ranks, %" PetscInt_FMT " from %d ranks\n", MatCSRKCUDAHaloUsesIPC(h) ? "between device buffers (CUDA IPC)" : "through pinned host buffers", loffset[nl], nll, roffset[nr], nrr));
+  PetscCall(MatCSRKCUDAHaloCreate(PetscObjectComm((PetscObject)A), tag, nll, lranks, loffset, lidx, nrr, rranks, roffset, &h));
+  PetscCall(PetscInfo(A, "CSR-k halo exchange through pinned host buffers: %" PetscInt_FMT " values to %d ranks, %" PetscInt_FMT " from %d ranks\n", loffset[nl], nll, roffset[nr], nrr));
   PetscCall(PetscSFDestroy(&sf));
   sp->halo        = (void *)h;
   sp->halodestroy = MatMPICSRKCUDAHaloDestroy;
