@@ -22,10 +22,7 @@ typedef int32_t CSRKIdx;
 
 /* The kernels a host structure is built for: the CPU's, or the GPU type's when it multiplies on the host (sizes from
    the GPU model, 32-bit columns, no CPU-only row loops and no timing of the reordering on the CPU) */
-typedef enum {
-  MAT_CSRK_TARGET_CPU,
-  MAT_CSRK_TARGET_GPU
-} MatCSRKTarget;
+typedef enum { MAT_CSRK_TARGET_CPU, MAT_CSRK_TARGET_GPU } MatCSRKTarget;
 
 /* Options of one matrix: set at the MPI level and copied to its blocks. */
 typedef struct {
@@ -40,7 +37,7 @@ typedef struct {
   PetscBool       nodes;    /* one thread, rows in their own order: consecutive rows with one column list multiplied together (CPU) */
   PetscBool       values;   /* with slices (one thread): slices whose rows repeat one list of values keep it once (CPU) */
   MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
-  MatCSRKTarget     target; /* set by the type: the CUDA types' host structure is the GPU's */
+  MatCSRKTarget   target;   /* set by the type: the CUDA types' host structure is the GPU's (the build reads it through its plan) */
   /* CUDA type */
   MatCSRKCUDAKernel cuda_kernel;
   PetscBool         cuda_halo_pinned; /* MPI product: its own halo exchange through pinned host buffers (else VecScatter) */
@@ -101,8 +98,8 @@ typedef struct {
   PetscInt  rpat;      /* with patsearch: rows [0, rpat) numbered */
 } MatCSRKFill;
 
-/* The plan of a build (csrkplan.c): how the column indices may be read, decided once from the options, the target and
-   the ordering before the arrays are filled; the variants' predicates read it */
+/* The plan of a build (csrkplan.c): the target's decisions, then how the column indices may be read, decided once from
+   the options and the ordering before the arrays are filled; the build's stages and the variants' predicates read it */
 typedef struct {
   const MatCSRKOptions *opt;
   const PetscInt       *aj;        /* the AIJ columns */
@@ -140,7 +137,8 @@ struct _n_MatCSRKVariant {
 };
 PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
-PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, const MatCSRKStructure *, const PetscInt *, MatCSRKFill *, MatCSRKPlan *);
+PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, MatCSRKFill *, MatCSRKPlan *);
+PETSC_INTERN void           MatCSRKPlanIndices(const MatCSRKStructure *, const PetscInt *, MatCSRKPlan *);
 PETSC_INTERN PetscErrorCode MatCSRKPlanBuild(Mat, MatCSRKPlan *, MatCSRKStructure *);
 PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
 PETSC_INTERN void           MatCSRKStructureCountBytes(MatCSRKStructure *);

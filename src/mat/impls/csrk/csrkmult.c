@@ -1,8 +1,7 @@
 /*
-   The OpenMP product kernel of the CSR-k structure, y = A x (+ z) in the user's ordering, shared by the sequential
-   and MPI types (and by csrkcuda bound to the CPU): each thread gathers x for a reordered copy, runs the row loop the
-   plan chose (csrkplan.c) over its rows, and scatters y. Also the two plain row loops of the table, over 16-bit offsets
-   from the diagonal and over 32-bit columns.
+   The OpenMP product kernel of the CSR-k structure, y = A x (+ z) in the user's ordering: each thread gathers x for a
+   reordered copy, runs the row loop the plan chose (csrkplan.c) over its rows, and scatters y. Also the two plain row
+   loops of the table, over 16-bit offsets from the diagonal and over 32-bit columns.
 */
 #include "csrkimpl.h"
 #if defined(_OPENMP)

@@ -15,27 +15,31 @@ const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *st)
   return st->coloff ? &MatCSRKVariantOffsets16 : &MatCSRKVariantColumns32;
 }
 
+/* MatCSRKPlanBegin - the target's decisions, the one place that reads it: the GPU type's host structure is its 32-bit
+   columns, with the GPU model's level sizes and no timing of a reordering on the CPU (csrkstructure.c) */
+void MatCSRKPlanBegin(const MatCSRKOptions *opt, MatCSRKFill *fill, MatCSRKPlan *plan)
+{
+  *plan = (MatCSRKPlan){.opt = opt, .cpu = (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU), .fill = fill};
+}
+
 /*
-  MatCSRKPlanBegin - how the CPU kernels may read the column indices, decided before the arrays are filled: 16-bit
+  MatCSRKPlanIndices - how the CPU kernels may read the column indices, decided before the arrays are filled: 16-bit
   offsets and row patterns save bytes where the threads together are bound by the memory; one thread in the natural
   order runs the AIJ loop over the AIJ arrays instead, measured faster there, unless the rows make slices, which the
-  set-up budget fills a part at a product where it passes its fill. The GPU target's host structure is its 32-bit
-  columns. Measurements: docs/design.md, "Column indices", docs/performance.md.
+  set-up budget fills a part at a product where it passes its fill. Measurements: docs/design.md, "Column indices",
+  docs/performance.md.
 */
-void MatCSRKPlanBegin(const MatCSRKOptions *opt, const MatCSRKStructure *st, const PetscInt *aj, MatCSRKFill *fill, MatCSRKPlan *plan)
+void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKPlan *plan)
 {
-  const PetscBool cpu = (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU);
+  const MatCSRKOptions *opt = plan->opt;
 
-  plan->opt       = opt;
   plan->aj        = aj;
-  plan->cpu       = cpu;
-  plan->searched  = PETSC_FALSE;
   plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(opt->compress && cpu && !plan->onethread);
-  plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && cpu)));
+  plan->compress  = (PetscBool)(opt->compress && plan->cpu && !plan->onethread);
+  plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && plan->cpu)));
   /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
      takes the search at once, which finds nothing) */
-  plan->fill = plan->patterns && plan->onethread && st->nnz > 0 ? fill : NULL;
+  if (!(plan->patterns && plan->onethread && st->nnz > 0)) plan->fill = NULL;
 }
 
 /* MatCSRKPlanBuild - the first entry of the table that applies and builds becomes the structure's row loop */

@@ -354,13 +354,10 @@ static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *fill
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* New values for the structure: the one path of a value refresh. A copy of the values is gathered and what derives
-   from them refreshed (MatCSRKStructureRefreshValues(): the variant's own refresh). A structure whose slices are filled
-   by parts instead sends all its rows back to the AIJ loop at once, to be filled again as the products pay for it. Where
-   the fill before measured its cost and what the filled rows save, the new fill waits first for the products that would
-   pay for a whole fill at those savings (rent, then buy): values that change every few products (the Jacobian of each
-   Newton step on the coarse levels of a multigrid) then run AIJ's kernel throughout instead of paying for fills that
-   the next change throws away (docs/design.md, "Set-up budget") */
+/* New values for the structure, the one path of a value refresh: the copy gathered and the variant's own refresh
+   (MatCSRKStructureRefreshValues()), or, for slices filled by parts, all rows back to the AIJ loop, to be filled again
+   once the products since the change would pay for a whole fill at the savings the last fill measured: values that
+   change every few products then run AIJ's kernel throughout (docs/design.md, "Set-up budget") */
 static PetscErrorCode CSRKBudgetRefresh(Mat A, Mat_SeqCSRK *sp, PetscObjectState state)
 {
   MatCSRKBudget       *b    = &sp->budget;

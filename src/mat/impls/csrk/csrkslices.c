@@ -368,13 +368,10 @@ static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructu
   return (PetscBool)(plan->patterns && plan->opt->slices);
 }
 
-/*
-   Row slices where at least half of the rows make them, counted before anything is allocated, with value lists where
-   the options take them (one thread: the lists are found in the rows' order). Under the set-up budget, the row
-   patterns and slices of one thread over the AIJ arrays are found and filled a part at a product into its fill
-   (csrksetup.c), the rows not yet filled running the AIJ loop: the build then only allocates them. One thread in the
-   natural order without slices drops its patterns: the AIJ loop over the AIJ arrays is faster there.
-*/
+/* Row slices where at least half of the rows make them (counted before anything is allocated), with value lists on
+   one thread where the options take them; with the set-up budget's fill, only allocated, to be found and filled a part
+   at a product (csrksetup.c). One thread in the natural order without slices drops its patterns (the AIJ loop is
+   faster there). */
 static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
 {
   PetscInt       nsliced = 0;

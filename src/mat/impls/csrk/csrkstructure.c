@@ -333,7 +333,7 @@ void MatCSRKPopulate(void *p, size_t bytes)
    nonzeros lie far from the diagonal on average (a random permutation gives m/3: x reads then miss the cache). RCM
    measured faster to build and to multiply than Band-k on this path (docs/design.md); *autorcm tells that auto
    proposed it, to be checked on the matrix later. The auto test also gives the bandwidth in the user's ordering. */
-static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
+static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
 {
   const PetscInt m = st->m;
 
@@ -347,7 +347,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
     MatCSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
     st->ordering = CSRK_AUTO_SCRAMBLED(*autodist, m) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
-    if (st->ordering == MAT_CSRK_ORDERING_RCM && opt->target == MAT_CSRK_TARGET_GPU && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
+    if (st->ordering == MAT_CSRK_ORDERING_RCM && !plan->cpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
       PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
       st->ordering = MAT_CSRK_ORDERING_NATURAL;
     }
@@ -358,10 +358,12 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
 }
 
 /* k's super-row and super-super-row sizes: the GPU's or the CPU's model (tuning.c), or the user's */
-static PetscErrorCode CSRKLevelSizes(const MatCSRKOptions *opt, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
+static PetscErrorCode CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
 {
+  const MatCSRKOptions *opt = plan->opt;
+
   PetscFunctionBegin;
-  if (opt->target == MAT_CSRK_TARGET_GPU) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
+  if (!plan->cpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
   else PetscCall(MatCSRKChooseSizes(st->k, st->m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
@@ -552,15 +554,16 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   st->bw_before = bw_before;
   if (bs > 1 && m % bs) bs = 1;
 
-  PetscCall(CSRKChooseOrdering(A, opt, st, ai, aj, &autodist, &autorcm));
-  PetscCall(CSRKLevelSizes(opt, st, bs, ai));
+  MatCSRKPlanBegin(opt, fill, &plan);
+  PetscCall(CSRKChooseOrdering(A, &plan, st, ai, aj, &autodist, &autorcm));
+  PetscCall(CSRKLevelSizes(&plan, st, bs, ai));
   PetscCall(PetscTime(&to));
   PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
   PetscCall(PetscTime(&tf));
   PetscCall(CSRKLevels(st, ngroups, groupptr));
   PetscCall(CSRKRowPointers(A, st, ai));
   PetscCall(CSRKPartitionThreads(st));
-  MatCSRKPlanBegin(opt, st, aj, fill, &plan);
+  MatCSRKPlanIndices(st, aj, &plan);
   /* the bandwidth in the user's ordering where the build needs it before the fill, for the 16-bit offsets and with a
      reordering; a natural-order structure learns it from its row patterns, or when asked (a pass saved) */
   if (st->bw_before < 0 && (plan.compress || st->perm)) MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
@@ -572,7 +575,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   PetscCall(PetscFree(groupptr));
   MatCSRKStructureCountBytes(st);
   /* the natural-order build inside the check does not come back here (no auto ordering) */
-  if (autorcm && st->perm && opt->target == MAT_CSRK_TARGET_CPU) PetscCall(CSRKConfirmReordering(A, opt, &st));
+  if (autorcm && st->perm && plan.cpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
 
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
