@@ -204,7 +204,7 @@ static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReu
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
   sp          = (Mat_MPICSRK *)B->spptr;
   sp->cuda    = PETSC_FALSE;
-  sp->opt.gpu = PETSC_FALSE;
+  sp->opt.target = MAT_CSRK_TARGET_CPU;
   PetscCall(MatMPICSRKResetHalo(B));
   {
     const struct _MatOps *base;
@@ -280,8 +280,8 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
   sp       = (Mat_MPICSRK *)B->spptr;
   sp->cuda = PETSC_TRUE;
-  if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
-  sp->opt.gpu = PETSC_TRUE;
+  if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
+  sp->opt.target = MAT_CSRK_TARGET_GPU;
   B->ops->mult    = MatMult_MPICSRKCUDA;
   B->ops->multadd = MatMultAdd_MPICSRKCUDA;
   B->ops->norm    = MatNorm_MPICSRKCUDA;
