@@ -27,6 +27,7 @@
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
 #define CSRK_JUDGE_PRODUCTS   8    /* products of each kind (AIJ's kernel, the structure, ...) before a new structure is kept or dropped */
 #define CSRK_JUDGE_OUT        1.2  /* a candidate this much slower than the fastest, after 2 products of each, leaves the comparison: its products cost */
+#define CSRK_JUDGE_GAIN       1.03 /* a structure is kept only this much faster than AIJ's kernel: a smaller lead is within the noise of the comparison, and a wrong keep makes the run slower than aij */
 #define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "Two costs that a small block does not repay") */
 
 /* eager: the budget that does not wait (nor compare, nor drop what it built, nor fill by parts) */
@@ -207,12 +208,13 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
 /*
    The comparison of a structure just built (not one whose slices are filled by parts, which compares its filled rows
    within each product): its products alternate between AIJ's own kernel, the structure, and, where it has row nodes,
-   the structure's loop without them, CSRK_JUDGE_PRODUCTS of each, so that a busy machine slows all of them alike;
-   the fastest is kept. AIJ's kernel is its inode kernel where AIJ found inodes: row nodes do the same work in
-   another order, and which of the three is fastest depends on the CPU and the matrix (docs/design.md, "Row nodes").
-   A candidate that is CSRK_JUDGE_OUT slower than the fastest once each has run twice leaves the comparison early,
-   so that a clearly slower kernel costs 2 products, not 8. AIJ's kernel, the reference, stays to the end.
-   The candidate of the next product, where the comparison is on; cand 0: AIJ's kernel (no structure).
+   the structure's loop without them, CSRK_JUDGE_PRODUCTS of each, so that a busy machine slows all of them alike; the
+   fastest is kept, a structure only where it leads AIJ's kernel by CSRK_JUDGE_GAIN. AIJ's kernel is its inode kernel
+   where AIJ found inodes: row nodes do the same work in another order, and which of the three is fastest depends on
+   the CPU and the matrix (docs/design.md, "Row nodes"). A candidate that is CSRK_JUDGE_OUT slower than the fastest
+   once each has run twice leaves the comparison early, so that a clearly slower kernel costs 2 products, not 8. AIJ's
+   kernel, the reference, stays to the end. The candidate of the next product, where the comparison is on; cand 0:
+   AIJ's kernel (no structure).
 */
 static inline PetscInt CSRKBudgetJudgeCandidate(Mat_SeqCSRK *sp)
 {
@@ -263,7 +265,7 @@ static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscL
   if (nmin < CSRK_JUDGE_PRODUCTS && b->jout != (1 << b->ncand) - 2) PetscFunctionReturn(PETSC_SUCCESS);
   b->wjudged = PETSC_TRUE;
   for (PetscInt k = 1; k < b->ncand; k++)
-    if (!(b->jout & (1 << k)) && tj[k] < tj[best]) best = k;
+    if (!(b->jout & (1 << k)) && (best == 0 ? CSRK_JUDGE_GAIN * tj[k] < tj[0] : tj[k] < tj[best])) best = k;
   if (b->ncand > 2) PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure's row nodes, %g us without them: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], 1e6 * tj[2], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   else PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   if (best == 0) {
