@@ -34,10 +34,39 @@ PetscErrorCode MatCSRKSetMethods(Mat B, const MatCSRKMethods *m, PetscBool on)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Composes (or, with f = NULL, removes) the converter f under every name of the NULL-terminated list */
-PetscErrorCode MatCSRKComposeConverters(Mat B, const char *const names[], PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *))
+/* The method the table m has for op, or NULL */
+static void (*MatCSRKTableMethod(const MatCSRKMethods *m, MatOperation op))(void)
+{
+  for (const MatCSRKMethod *o = m->ops; o->f; o++)
+    if (o->op == op) return o->f;
+  return NULL;
+}
+
+/*
+  MatCSRKExtendMethods - the table m of a type that extends the type of the table parent, installed over parent's
+  (on), or taken away with parent's methods, composed functions and type name back (off)
+*/
+PetscErrorCode MatCSRKExtendMethods(Mat B, const MatCSRKMethods *parent, const MatCSRKMethods *m, PetscBool on)
 {
   PetscFunctionBegin;
-  for (PetscInt i = 0; names[i]; i++) PetscCall(PetscObjectComposeFunction((PetscObject)B, names[i], f));
+  PetscCall(MatCSRKSetMethods(B, m, on));
+  if (!on) PetscCall(MatCSRKSetMethods(B, parent, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatCSRKBindMethods - MatBindToCPU() of a type whose table m extends parent's: its device methods, or in their place
+  the host ones (parent's where parent has one, else AIJ's)
+*/
+PetscErrorCode MatCSRKBindMethods(Mat B, const MatCSRKMethods *parent, const MatCSRKMethods *m, PetscBool bind)
+{
+  const struct _MatOps *base;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetBaseOps(m->mpi, &base));
+  for (const MatCSRKMethod *o = m->ops; o->f; o++) {
+    void (*host)(void) = parent ? MatCSRKTableMethod(parent, o->op) : NULL;
+    if (o->device) ((void (**)(void))B->ops)[o->op] = !bind ? o->f : host ? host : ((void (*const *)(void))base)[o->op];
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -11,10 +11,6 @@
 #include <petscsf.h>
 #include <petscdevice.h>
 
-static const char *const MPICUDAFrom[]   = {"MatConvert_mpiaij_mpiaijcsrkcuda_C", "MatConvert_mpiaij_csrkcuda_C", "MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", "MatConvert_mpiaijcsrk_csrkcuda_C", "MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", "MatConvert_mpiaijcusparse_csrkcuda_C", NULL};
-static const char *const MPICUDAToAIJ[]  = {"MatConvert_mpiaijcsrkcuda_mpiaij_C", "MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", "MatConvert_mpiaijcsrkcuda_aijcusparse_C", NULL};
-static const char *const MPICUDAToCSRK[] = {"MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", "MatConvert_mpiaijcsrkcuda_csrk_C", NULL};
-
 #if PETSC_VERSION_GE(3, 22, 0)
 typedef PetscMPIInt CSRKRankCount; /* the type of PetscSFGetRootRanks()' and PetscSFGetLeafRanks()' counts */
 #else
@@ -176,24 +172,39 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetPreallocationCOO_MPICSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
+/* MATMPICSRK's view, and with ASCII_INFO the plan of the first rank's diagonal block */
+static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
 {
+  Mat Ad;
+
   PetscFunctionBegin;
-  PetscCall(MatCSRKCUDACOOPreallocation(A, &((Mat_MPICSRK *)A->spptr)->coo, ncoo, coo_i, coo_j));
+  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  if (Ad && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetValuesCOO_MPICSRKCUDA(Mat A, const PetscScalar v[], InsertMode imode)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKCUDACOOSetValues(A, &((Mat_MPICSRK *)A->spptr)->coo, v, imode));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat, MatType, MatReuse, Mat *);
+static PetscErrorCode MatConvert_MPICSRKCUDA_MPIAIJ(Mat, MatType, MatReuse, Mat *);
+
+/* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and aijcusparse and back, the COO assembly */
+static const MatCSRKMethods MPICSRKCUDAMethods = {
+  PETSC_TRUE,
+  MATMPICSRKCUDA,
+  MATMPICSRK,
+  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRKCUDA)},
+  {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaij_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrk_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_MPICSRKCUDA_MPIAIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_MPICSRKCUDA_MPIAIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_MPICSRKCUDA_MPIAIJ),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", MatConvert_MPICSRKCUDA_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_csrk_C", MatConvert_MPICSRKCUDA_MPICSRK), CSRK_COMPOSED("MatSetPreallocationCOO_C", MatSetPreallocationCOO_CSRKCUDA),
+   CSRK_COMPOSED("MatSetValuesCOO_C", MatSetValuesCOO_CSRKCUDA)}
+};
 
 static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat          B = *newmat, blk[2];
   Mat_MPICSRK *sp;
+  MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
   (void)type;
@@ -206,28 +217,13 @@ static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReu
   sp->cuda    = PETSC_FALSE;
   sp->opt.gpu = PETSC_FALSE;
   PetscCall(MatMPICSRKResetHalo(B));
-  {
-    const struct _MatOps *base;
-    PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-    B->ops->mult    = base->mult;
-    B->ops->multadd = base->multadd;
-    B->ops->norm    = base->norm;
-    B->ops->shift   = base->shift;
-  }
-  if (sp->coo.values) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", sp->coo.preallocation));
-    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", sp->coo.values));
-    sp->coo.values = NULL;
-  }
-  B->boundtocpu = PETSC_TRUE;
+  PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE));
+  PetscCall(MatCSRKCUDACOO(B, PETSC_FALSE, &coo));
+  B->boundtocpu  = PETSC_TRUE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
   PetscCall(MatSetVecType(B, VECSTANDARD));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, NULL));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, NULL));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, NULL));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRK));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -257,6 +253,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
 {
   Mat          B = *newmat, Ad;
   Mat_MPICSRK *sp;
+  MatCSRKCOO  *coo = NULL;
   PetscBool    isaij, iscsrk;
 
   PetscFunctionBegin;
@@ -282,26 +279,12 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   sp->cuda = PETSC_TRUE;
   if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
   sp->opt.gpu = PETSC_TRUE;
-  B->ops->mult    = MatMult_MPICSRKCUDA;
-  B->ops->multadd = MatMultAdd_MPICSRKCUDA;
-  B->ops->norm    = MatNorm_MPICSRKCUDA;
-  B->ops->shift   = MatShift_MPICSRKCUDA;
-  if (!sp->coo.values) {
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &sp->coo.preallocation));
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetValuesCOO_C", &sp->coo.values));
-    if (sp->coo.preallocation && sp->coo.values) {
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPICSRKCUDA));
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", MatSetValuesCOO_MPICSRKCUDA));
-    } else sp->coo.values = NULL;
-  }
+  PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
+  PetscCall(MatCSRKSetMethods(B, &MPICSRKCUDAMethods, PETSC_TRUE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
   if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, MatConvert_MPIAIJ_MPICSRKCUDA));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, MatConvert_MPICSRKCUDA_MPIAIJ));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, MatConvert_MPICSRKCUDA_MPICSRK));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRKCUDA));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
