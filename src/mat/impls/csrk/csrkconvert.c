@@ -34,39 +34,24 @@ PetscErrorCode MatCSRKSetMethods(Mat B, const MatCSRKMethods *m, PetscBool on)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The method the table m has for op, or NULL */
-static void (*MatCSRKTableMethod(const MatCSRKMethods *m, MatOperation op))(void)
-{
-  for (const MatCSRKMethod *o = m->ops; o->f; o++)
-    if (o->op == op) return o->f;
-  return NULL;
-}
-
 /*
-  MatCSRKExtendMethods - the table m of a type that extends the type of the table parent, installed over parent's
-  (on), or taken away with parent's methods, composed functions and type name back (off)
+  MatCSRKExtendMethods - the table m of a type that extends the type of the table parent (csrkcuda extends csrk),
+  installed over parent's (on), or taken away with parent's methods, composed functions and type name back (off); with
+  bind, only m's device methods, which MatBindToCPU() swaps for the host ones (parent's where it has one, else AIJ's)
 */
-PetscErrorCode MatCSRKExtendMethods(Mat B, const MatCSRKMethods *parent, const MatCSRKMethods *m, PetscBool on)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKSetMethods(B, m, on));
-  if (!on) PetscCall(MatCSRKSetMethods(B, parent, PETSC_TRUE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*
-  MatCSRKBindMethods - MatBindToCPU() of a type whose table m extends parent's: its device methods, or in their place
-  the host ones (parent's where parent has one, else AIJ's)
-*/
-PetscErrorCode MatCSRKBindMethods(Mat B, const MatCSRKMethods *parent, const MatCSRKMethods *m, PetscBool bind)
+PetscErrorCode MatCSRKExtendMethods(Mat B, const MatCSRKMethods *parent, const MatCSRKMethods *m, PetscBool on, PetscBool bind)
 {
   const struct _MatOps *base;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(m->mpi, &base));
-  for (const MatCSRKMethod *o = m->ops; o->f; o++) {
-    void (*host)(void) = parent ? MatCSRKTableMethod(parent, o->op) : NULL;
-    if (o->device) ((void (**)(void))B->ops)[o->op] = !bind ? o->f : host ? host : ((void (*const *)(void))base)[o->op];
+  for (const MatCSRKMethod *o = m->ops; bind && o->f; o++) {
+    void (*f)(void) = on ? o->f : ((void (*const *)(void))base)[o->op];
+    for (const MatCSRKMethod *p = parent->ops; !on && p->f; p++)
+      if (p->op == o->op) f = p->f;
+    if (o->device) ((void (**)(void))B->ops)[o->op] = f;
   }
+  if (!bind) PetscCall(MatCSRKSetMethods(B, m, on));
+  if (!bind && !on) PetscCall(MatCSRKSetMethods(B, parent, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

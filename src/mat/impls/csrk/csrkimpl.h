@@ -289,8 +289,7 @@ PETSC_INTERN PetscErrorCode MatCSRKConvertTarget(Mat, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCSRKSetMethods(Mat, const MatCSRKMethods *, PetscBool);
 /* a type that extends another (csrkcuda extends csrk): its table over the parent's, and back */
 PETSC_INTERN const MatCSRKMethods SeqCSRKMethods, MPICSRKMethods;
-PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, const MatCSRKMethods *, PetscBool);
-PETSC_INTERN PetscErrorCode MatCSRKBindMethods(Mat, const MatCSRKMethods *, const MatCSRKMethods *, PetscBool);
+PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, const MatCSRKMethods *, PetscBool, PetscBool);
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);

@@ -1,12 +1,9 @@
 /*
-   MATSEQCSRKCUDA ("seqaijcsrkcuda"): the sequential CSR-k type with the products on an NVIDIA GPU.
-
-   A MATSEQCSRKCUDA is a MATSEQCSRK (same AIJ master copy, same option handling) whose products run on a device copy
-   made from the AIJ arrays on the device itself (csrkcudaplan.cu), in the user's ordering; the host CSR-k structure
-   is built only for products with host vectors or while the matrix is bound to the CPU. The device copy follows the
-   nonzero state (a new layout) and the object state (new values, uploaded once at the next device operation), so
-   nothing crosses between host and device while they do not change. The MPI type (csrkcudampi.c) is MATMPICSRK with
-   these blocks.
+   MATSEQCSRKCUDA ("seqaijcsrkcuda"): a MATSEQCSRK (same AIJ master copy, same options) whose products run on a device
+   copy made from the AIJ arrays on the device itself by its plan (csrkcudaplan.cu), in the user's ordering; the host
+   CSR-k structure serves host vectors and the matrix bound to the CPU. The device copy follows the nonzero state (a new
+   layout) and the object state (new values, uploaded once at the next device operation). The MPI type
+   (csrkcudampi.c) is MATMPICSRK with these blocks.
 */
 #include "csrkcuda.h"
 #include <petscdevice.h>
@@ -118,8 +115,7 @@ static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx,
     PetscCheck(PetscMemTypeDevice(ymt), PETSC_COMM_SELF, PETSC_ERR_SUP, "A product adding a host vector y into a device vector z is not supported: use vectors of one kind");
   } else if (yy) y = z;
   PetscCall(PetscLogGpuTimeBegin());
-  if (transpose) PetscCall(MatCSRKCUDADeviceMultTranspose(d, xd, y, z));
-  else PetscCall(MatCSRKCUDADeviceMult(d, xd, y, z));
+  PetscCall(MatCSRKCUDADeviceMult(d, transpose, xd, y, z));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(yy || transpose ? 2.0 * d->nnz : 2.0 * d->nnz - d->nonzerorows));
   PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
@@ -176,25 +172,16 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
-  PetscCall(MatCSRKCUDADeviceGetDiagonal(d, a));
+  PetscCall(MatCSRKCUDADeviceDiagonal(d, PETSC_FALSE, 0.0, a));
   PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   Value operations with the device copy kept current. The AIJ arrays on the host stay the master copy, so PETSc's AIJ
-   operation runs on them; where the device copy held A's values before, the same operation is then applied to it on
-   the device instead of uploading every value again at the next product. MatScale(), MatShift() and MatZeroEntries()
-   increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, the only callers of these
-   methods): the device copy is recorded current for that state.
-*/
-typedef enum {
-  CSRK_VALUES_SCALE,
-  CSRK_VALUES_SHIFT,
-  CSRK_VALUES_ZERO
-} CSRKValuesOp;
-
-static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar a)
+/* Value operations: PETSc's AIJ operation on the host arrays (the master copy), and where the device copy held A's
+   values, the same operation on it instead of an upload at the next product. MatScale(), MatShift() and MatZeroEntries()
+   increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, their only callers): the
+   device copy is recorded current for that state. */
+static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, MatOperation op, PetscScalar a)
 {
   Mat_SeqCSRKCUDA      *c = MatSeqCSRKCUDAGetData(A);
   const struct _MatOps *base;
@@ -205,12 +192,12 @@ static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar
   PetscCall(MatSeqCSRKCUDAUpdateMask(A)); /* before the base operation changes the state */
   current = (PetscBool)(A->offloadmask == PETSC_OFFLOAD_BOTH);
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  if (op == CSRK_VALUES_SCALE) PetscCall((*base->scale)(A, a));
-  else if (op == CSRK_VALUES_SHIFT) PetscCall((*base->shift)(A, a));
+  if (op == MATOP_SCALE) PetscCall((*base->scale)(A, a));
+  else if (op == MATOP_SHIFT) PetscCall((*base->shift)(A, a));
   else PetscCall((*base->zeroentries)(A));
   if (!current || c->nzstate != A->nonzerostate) PetscFunctionReturn(PETSC_SUCCESS); /* uploaded at the next use */
-  if (op == CSRK_VALUES_SHIFT) PetscCall(MatCSRKCUDADeviceShift(c->dev, a));
-  else PetscCall(MatCSRKCUDADeviceScale(c->dev, op == CSRK_VALUES_SCALE ? a : 0.0));
+  if (op == MATOP_SHIFT) PetscCall(MatCSRKCUDADeviceDiagonal(c->dev, PETSC_TRUE, a, NULL));
+  else PetscCall(MatCSRKCUDADeviceScale(c->dev, op == MATOP_SCALE ? a : 0.0));
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   c->state = state + 1;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -219,21 +206,21 @@ static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar
 static PetscErrorCode MatScale_SeqCSRKCUDA(Mat A, PetscScalar a)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_SCALE, a));
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, MATOP_SCALE, a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatShift_SeqCSRKCUDA(Mat A, PetscScalar a)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_SHIFT, a));
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, MATOP_SHIFT, a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatZeroEntries_SeqCSRKCUDA(Mat A)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_ZERO, 0.0));
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, MATOP_ZERO_ENTRIES, 0.0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -305,17 +292,16 @@ static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
   }
   PetscCall(PetscMemzero(info, sizeof(*info)));
   if (A->assembled) PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
-  info->k        = ((Mat_SeqCSRK *)A->spptr)->opt.k;
-  info->ordering = MAT_CSRK_ORDERING_NATURAL;
-  info->index_bytes = 4;
+  info->k           = ((Mat_SeqCSRK *)A->spptr)->opt.k;
+  info->ordering    = MAT_CSRK_ORDERING_NATURAL;
+  info->index_bytes = d && d->rowpat ? 0 : 4;
   if (d) {
-    info->sr_size     = d->sr;
-    info->ssr_size    = d->ssr;
-    info->nsr         = d->nsr;
-    info->nssr        = d->nunits;
-    info->bytes       = (PetscLogDouble)d->bytes;
-    info->npatterns   = d->rowpat ? d->npat : 0;
-    info->index_bytes = d->rowpat ? 0 : 4;
+    info->sr_size   = d->sr;
+    info->ssr_size  = d->ssr;
+    info->nsr       = d->nsr;
+    info->nssr      = d->nunits;
+    info->bytes     = (PetscLogDouble)d->bytes;
+    info->npatterns = d->rowpat ? d->npat : 0;
   }
   info->nbuilds  = c->nsetups;
   info->nrefresh = c->nrefresh;
@@ -334,11 +320,9 @@ PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat A, PetscViewer viewer, const char *of)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
-  if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
-  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
-  if (k == 3) PetscCall(PetscViewerASCIIPrintf(viewer, "GPU levels: k = 3, a thread block per super-super-row (the GPU default: a k = 2 of MATCSRK becomes 3 at the conversion)\n"));
-  else PetscCall(PetscViewerASCIIPrintf(viewer, "GPU levels: k = %" PetscInt_FMT ", a thread block per super-row (k = 1 and 2 are the same on the GPU)\n", k));
+  if (!isascii || !A->assembled || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPU levels: k = %" PetscInt_FMT ", %s\n", k, k == 3 ? "a thread block per super-super-row of the row and sliced kernels (the GPU default: a k = 2 of MATCSRK becomes 3 at the conversion)" : "a thread block per super-row of the row and sliced kernels (k = 1 and 2 are the same on the GPU)"));
   if (!c->dev || A->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
   MatCSRKCUDADeviceView(c->dev, what, sizeof(what));
   PetscCall(PetscViewerASCIIPrintf(viewer, "GPU plan%s: kernel %s, %s, %g MB of device memory\n", of, MatCSRKCUDAKernels[c->dev->kernel], what, c->dev->bytes / 1048576.0));
@@ -355,7 +339,6 @@ static PetscErrorCode MatView_SeqCSRKCUDA(Mat A, PetscViewer viewer)
 
 static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat, PetscBool);
 static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat);
-static PetscErrorCode MatConvert_SeqCSRKCUDA_SeqAIJ(Mat, MatType, MatReuse, Mat *);
 
 /* The SeqCSRK methods this type replaces (MatBindToCPU() swaps the device ones for the host ones: MATSEQCSRK's
    products over the host structure, AIJ's others) and the functions composed on it: the conversions from AIJ, CSR-k
@@ -370,7 +353,7 @@ static const MatCSRKMethods SeqCSRKCUDAMethods = {
    CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaij_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrk_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
-   CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaij_C", MatConvert_SeqCSRKCUDA_SeqAIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcusparse_C", MatConvert_SeqCSRKCUDA_SeqAIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_aijcusparse_C", MatConvert_SeqCSRKCUDA_SeqAIJ),
+   CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
    CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcsrk_C", MatConvert_SeqCSRKCUDA_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_csrk_C", MatConvert_SeqCSRKCUDA_SeqCSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_SeqCSRKCUDA),
    CSRK_COMPOSED("MatSetPreallocationCOO_C", MatSetPreallocationCOO_CSRKCUDA), CSRK_COMPOSED("MatSetValuesCOO_C", MatSetValuesCOO_CSRKCUDA)}
 };
@@ -380,11 +363,11 @@ static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
 {
   PetscFunctionBegin;
   A->boundtocpu = flg;
-  PetscCall(MatCSRKBindMethods(A, &SeqCSRKMethods, &SeqCSRKCUDAMethods, flg));
+  PetscCall(MatCSRKExtendMethods(A, &SeqCSRKMethods, &SeqCSRKCUDAMethods, (PetscBool)!flg, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Frees the device data of A and gives the AIJ COO assembly back (the caller takes the methods away) */
+/* Frees the device data of A and gives the AIJ COO assembly back (the caller took the table's functions away) */
 static PetscErrorCode MatSeqCSRKCUDAClear(Mat A)
 {
   Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
@@ -401,8 +384,8 @@ static PetscErrorCode MatSeqCSRKCUDAClear(Mat A)
 static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat A)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAClear(A));
   PetscCall(MatCSRKSetMethods(A, &SeqCSRKCUDAMethods, PETSC_FALSE));
+  PetscCall(MatSeqCSRKCUDAClear(A));
   PetscCall(MatDestroy_SeqCSRK(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -410,42 +393,40 @@ static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat A)
 /* back to MATSEQCSRK: the host structure stays */
 PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat B = *newmat;
+  Mat B;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
+  B = *newmat;
   {
     MatCSRKOptions opt = ((Mat_SeqCSRK *)B->spptr)->opt;
     opt.gpu            = PETSC_FALSE;
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
   }
-  PetscCall(MatSeqCSRKCUDAClear(B));
-  PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_FALSE));
+  PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
+  PetscCall(MatSeqCSRKCUDAClear(B)); /* after the table's functions went: the AIJ COO assembly back */
   B->boundtocpu = PETSC_FALSE;
   PetscCall(MatSetVecType(B, VECSTANDARD));
-  *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* to SeqAIJ (and from there to another AIJ subclass such as aijcusparse when that was asked for) */
-static PetscErrorCode MatConvert_SeqCSRKCUDA_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+/* to AIJ through CSR-k (and from there to another AIJ subclass such as aijcusparse when that was asked for) */
+PetscErrorCode MatConvert_CSRKCUDA_AIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat       B = *newmat;
-  PetscBool isaij;
+  PetscBool mpi, isaij;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
     PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(A, MATSEQCSRK, reuse, &B));
-  PetscCall(MatConvert_SeqCSRK_SeqAIJ(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
-  PetscCall(PetscStrcmp(type, MATSEQAIJ, &isaij));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  PetscCall(mpi ? MatConvert_MPICSRKCUDA_MPICSRK(A, MATMPICSRK, reuse, &B) : MatConvert_SeqCSRKCUDA_SeqCSRK(A, MATSEQCSRK, reuse, &B));
+  PetscCall(mpi ? MatConvert_MPICSRK_MPIAIJ(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B) : MatConvert_SeqCSRK_SeqAIJ(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
+  PetscCall(PetscStrcmp(type, mpi ? MATMPIAIJ : MATSEQAIJ, &isaij));
   if (!isaij) PetscCall(MatConvert(B, type, MAT_INPLACE_MATRIX, &B));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -497,7 +478,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
       sp->cuda = c;
     }
   }
-  PetscCall(MatCSRKSetMethods(B, &SeqCSRKCUDAMethods, PETSC_TRUE));
+  PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE;
   B->offloadmask  = PETSC_OFFLOAD_UNALLOCATED;
   PetscCall(MatSetVecType(B, VECCUDA));
@@ -511,20 +492,26 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    A subclass of `MATAIJ` whose vectors are `VECCUDA`. The AIJ arrays on the host stay the matrix; the products run on
    a device copy made on the GPU from them at the first product, in the user's ordering, with rows grouped into
-   super-rows and super-super-rows (k = 3 by default) and a kernel chosen from the row statistics. The copy is kept
-   while the nonzero pattern and the values do not change; new values are uploaded once, at the next product.
+   super-rows and super-super-rows and a kernel chosen once from the row statistics. The copy is kept while the nonzero
+   pattern and the values do not change; new values are uploaded once, at the next product.
 
    Options Database Keys:
 +  -mat_type csrkcuda - selects the type, with `-vec_type cuda` (or `-dm_mat_type csrkcuda -dm_vec_type cuda` for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel, see `MatCSRKSetCUDAKernel()`
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel, see `MatCSRKSetCUDAKernel()`
 .  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetCUDAPinnedHalo()`
-.  -mat_csrk_k <1,2,3> - levels of the device copy, see `MatCSRKSetLevels()`
+.  -mat_csrk_k <1,2,3> - levels of the device copy (3 by default), see `MatCSRKSetLevels()` and the note on levels
 .  -mat_csrk_sr_size <n> - rows per super-row, 0 for the GPU model's, see `MatCSRKSetSizes()`
 -  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetRowPatterns()`
 
    Level: beginner
 
-   Note:
+   Notes:
+   Levels on the GPU: with k = 3 a thread block of the row kernels (scalar, vector, stream) and of the sliced kernel
+   takes a super-super-row; with k = 1 or 2, the same on the GPU, a single super-row. The block, merge and cusparse
+   kernels do not use the levels. A matrix converted from `MATCSRK` (or AIJ) whose k is 2, the CPU default, becomes
+   k = 3: set k = 2 after the conversion (`MatCSRKSetLevels()`, or `-mat_csrk_k 2` read by `MatSetFromOptions()`).
+   `-mat_view ::ascii_info` and `-info` show the levels and the kernel in effect.
+
    `-mat_csrk_ordering` and the other options of `MATCSRK` apply to the host products: with host vectors, or with the
    matrix bound to the CPU by `MatBindToCPU()`, which then runs the kernels of `MATCSRK`.
 

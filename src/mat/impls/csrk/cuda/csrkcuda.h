@@ -9,7 +9,7 @@ typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle an
 /* The device layout of one block, built on the device from the uploaded AIJ arrays (csrkcudaplan.cu), rows in the
    user's ordering. Super-rows are runs of sr consecutive rows, launch units runs of ssr super-rows. */
 typedef struct _n_CSRKDevice {
-  PetscInt     m, n, nnz, k;
+  PetscInt     m, n, nnz;
   PetscInt     sr, ssr, nsr, nunits;     /* sizes of the launch grouping; thread blocks */
   CSRKIdx     *rowptr, *colidx;          /* CSR arrays (freed by the sliced kernel over row patterns, which reads neither) */
   PetscScalar *val;                      /* CSR values (NULL for the sliced kernels: a value refresh uploads to scratch) */
@@ -70,15 +70,15 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceRefresh(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
 PETSC_INTERN void           MatCSRKCUDADeviceView(const CSRKDevice *, char *, size_t);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *, PetscScalar);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, PetscBool, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceScale(CSRKDevice *, PetscScalar);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDACopyToHost(PetscScalar *, const PetscScalar *, PetscCount);
 
 PETSC_INTERN PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat, PetscViewer, const char *);
+PETSC_INTERN PetscErrorCode MatConvert_CSRKCUDA_AIJ(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat, MatType, MatReuse, Mat *);
 
 /* COO assembly with the values in host or device memory, through the AIJ base type's (csrkcuda.c) */
 PETSC_INTERN PetscErrorCode MatCSRKCUDACOO(Mat, PetscBool, MatCSRKCOO **);

@@ -1,23 +1,11 @@
 /*
-   The block kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu): rows in nodes.
-
-   A node is a run of up to CSRK_BLOCK_NODE_MAX consecutive rows with one column list (AIJ's inodes: the bs rows of a
-   vertex of an elasticity or multi-field matrix). The layout keeps ONE column index per node entry instead of one per
-   row entry (bs times fewer index bytes), as a 16-bit offset from the node's smallest column where every node spans
-   fewer than 65536 columns (and -mat_csrk_compress_indices is on), else as a 32-bit column.
-
-   The values stay in CSR order, which is node-major and row-major inside a node (row i of node n holds its L values
-   at nodevalptr[n] + i L). A sub-warp of W lanes takes a node, lane t its columns t, t + W, ...: it loads x once per
-   column for the node's h rows, and each of its h value loads of a step reads W consecutive values of one row
-   across the sub-warp, so every load is coalesced without a second copy of the values. Keeping the CSR order also
-   makes a value refresh the plain upload of the CSR kernels (no scatter, no position map) and lets MatScale() and
-   the stored transpose's map work on the values unchanged. The h sums of a node are reduced with shuffles inside the
-   sub-warp in a fixed order, so the results are the same run to run.
-
-   Nodes are found on the device from the uploaded CSR arrays: a row starts a run where its column list differs from
-   the previous row's; a run longer than CSRK_BLOCK_NODE_MAX rows is cut into nodes of nearly equal size; rows that
-   match no neighbour are nodes of one row, empty rows runs of empty rows. The CSR columns and row pointers are freed
-   afterwards: the kernel, the diagonal and the value refresh read only the node arrays and the values.
+   The block kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu; docs/design.md, "GPU block kernel"): nodes
+   of up to CSRK_BLOCK_NODE_MAX consecutive rows with one column list (AIJ's inodes), ONE column index per node entry
+   (a 16-bit offset from the node's smallest column where every node spans fewer than 65536 columns, else 32-bit), the
+   values in CSR order (node-major, row-major inside a node), so that a refresh is the plain upload of the CSR kernels
+   and every load of a sub-warp (a node) is coalesced. Nodes are found on the device from the uploaded CSR arrays (a
+   row starts a run where its column list differs from the previous row's); the CSR columns and row pointers are then
+   freed. The h sums of a node are reduced with shuffles in a fixed order, so the results are the same run to run.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
@@ -128,8 +116,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   d->width = lbar <= 16 ? 4 : lbar <= 64 ? 8 : lbar <= 128 ? 16 : 32;
   if (w >= 2 && w <= 32 && !(w & (w - 1))) d->width = w;
   d->bx     = CSRK_BLOCK_THREADS;
-  d->by     = 1;
-  d->bz     = 1;
+  d->by = d->bz = 1;
   d->sr     = CSRK_BLOCK_NODE_MAX;
   d->nsr    = d->nnodes;
   d->ssr    = CSRK_BLOCK_THREADS / d->width;
@@ -164,22 +151,7 @@ static PetscErrorCode CSRKBlockMult(const CSRKDevice *d, const PetscScalar *x, c
 {
   PetscFunctionBegin;
   if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
-  switch (d->width) {
-  case 2:
-    CSRKBlockLaunch<2>(d, x, z, y, stream);
-    break;
-  case 4:
-    CSRKBlockLaunch<4>(d, x, z, y, stream);
-    break;
-  case 8:
-    CSRKBlockLaunch<8>(d, x, z, y, stream);
-    break;
-  case 16:
-    CSRKBlockLaunch<16>(d, x, z, y, stream);
-    break;
-  default:
-    CSRKBlockLaunch<32>(d, x, z, y, stream);
-  }
+  (d->width == 2 ? CSRKBlockLaunch<2> : d->width == 4 ? CSRKBlockLaunch<4> : d->width == 8 ? CSRKBlockLaunch<8> : d->width == 16 ? CSRKBlockLaunch<16> : CSRKBlockLaunch<32>)(d, x, z, y, stream);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }

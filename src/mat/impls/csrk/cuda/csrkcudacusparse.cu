@@ -1,8 +1,5 @@
-/*
-   The cusparse kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu): cuSPARSE's merge-based CSR SpMV
-   (CUSPARSE_SPMV_CSR_ALG2, its deterministic CSR algorithm) over the device CSR arrays. Auto takes it for irregular
-   rows whose launch units do not fit the stream kernel's shared memory, where the merge kernel does not apply.
-*/
+/* The cusparse kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu): cuSPARSE's merge-based CSR SpMV
+   (CUSPARSE_SPMV_CSR_ALG2, its deterministic CSR algorithm) over the device CSR arrays */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
 #include <petscdevice_cuda.h>

@@ -1,17 +1,10 @@
 /*
    The row kernels of MATCSRKCUDA (entries of the plan, csrkcudaplan.cu) over the CSR arrays and a launch grouping of
-   super-rows (sr rows) into units (ssr super-rows, a thread block each; one super-row at k < 3):
-     scalar (GPUSpMV-3): a thread per row; block (x = rows of a super-row, y = super-rows)
-     vector (GPUSpMV-3.5): a sub-warp of w lanes per row, reduced with __shfl_down_sync inside the sub-warp;
-                         block (x = w lanes, y = rows, z = super-rows)
-     stream (auto for irregular short rows): a block per unit forms its products with coalesced loads in shared
-                         memory, then a thread per row sums them
-     long rows:          rows longer than a threshold are skipped by the kernels above and cut into chunks of
-                         4096 entries, a block per chunk, the chunks of a row summed in a fixed order (deterministic)
-     compressed rows:    blocks of mostly empty rows (the off-process block of an MPI matrix) run over the non-empty
-                         rows only
-   Every reduction has a fixed order, so results are bitwise reproducible run to run. The stored transpose
-   (csrkcudaplan.cu) is multiplied by the scalar or vector kernel.
+   super-rows (sr rows) into units (ssr super-rows, a thread block each; one super-row at k < 3): scalar (GPUSpMV-3, a
+   thread per row), vector (GPUSpMV-3.5, a sub-warp of w lanes per row), stream (a unit's products formed with coalesced
+   loads in shared memory, then a thread per row sums them); rows far longer than the mean cut into chunks of 4096
+   entries, a block each; blocks of mostly empty rows run over the non-empty rows. Every reduction has a fixed order,
+   so results are bitwise reproducible run to run.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
@@ -174,32 +167,13 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   const CSRKIdx     *colidx = d->colidx;
   const PetscScalar *val    = d->val;
   const dim3         block(d->bx, d->by, d->bz);
-  const unsigned     grid = (unsigned)d->nunits;
+  const PetscBool    st = (PetscBool)(d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM);
+  /* the three kernels take the same arguments: the stream kernel, the scalar one, or the vector one of d->width lanes */
+  void (*kern)(const CSRKIdx *, const CSRKIdx *, const CSRKIdx *, const CSRKIdx *, const PetscScalar *, const CSRKIdx *, CSRKIdx, const PetscScalar *, const PetscScalar *, PetscScalar *) = st ? CSRKStreamKernel : d->width == 1 ? CSRKScalarKernel : d->width == 2 ? CSRKVectorKernel<2> : d->width == 4 ? CSRKVectorKernel<4> : d->width == 8 ? CSRKVectorKernel<8> : d->width == 16 ? CSRKVectorKernel<16> : CSRKVectorKernel<32>;
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  switch (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM ? 0 : d->width) {
-  case 0:
-    CSRKStreamKernel<<<grid, block, d->smem, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 1:
-    CSRKScalarKernel<<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 2:
-    CSRKVectorKernel<2><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 4:
-    CSRKVectorKernel<4><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 8:
-    CSRKVectorKernel<8><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 16:
-    CSRKVectorKernel<16><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  default:
-    CSRKVectorKernel<32><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-  }
+  kern<<<(unsigned)d->nunits, block, st ? d->smem : 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   if (d->nlong) {
     CSRKLongChunkKernel<<<(unsigned)d->nlongchunks, CSRK_LONG_BLOCK, 0, stream>>>(d->longchunkq, colidx, val, x, d->longpart);
@@ -337,11 +311,8 @@ static PetscErrorCode CSRKVectorSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
   /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
      loops stride over when the groups are larger */
-  if (d->width == 1) {
-    d->bx = 8;
-    d->by = 12;
-    d->bz = 1;
-  } else {
+  if (d->width == 1) d->bx = 8, d->by = 12, d->bz = 1;
+  else {
     d->bx = (unsigned)d->width;
     d->by = 8;
     d->bz = d->width == 4 ? 12 : d->width == 8 ? 8 : d->width == 16 ? 4 : (unsigned)(512 / (d->width * 8));

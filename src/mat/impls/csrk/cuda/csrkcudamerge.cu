@@ -1,14 +1,8 @@
 /*
    The merge kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu; kernels in csrkcudamerge.cuh): set-up of its
-   tiles and the product. Auto takes it for irregular rows (power-law graphs) except where the stream kernel holds
-   short rows, and not for blocks of mostly empty rows (the compressed rows of the row kernels).
-
-   Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints were chosen by the sweep of
-   docs/experiments/mergesweep.cu on an H100 (docs/tuning.md): 256 x 4 with the matrix loaded and y stored as
-   streamed data (evict first) was the fastest on the power-law matrices, where x (32 MB at 4M rows) stays in L2 only
-   if the streamed matrix does not evict it (the hints keep it there), and close to the best on the small graphs. The
-   fix-up kernel is launched as a programmatic dependent launch where the device and the compiled code allow it (its
-   launch latency overlaps the tiles' end).
+   tiles and the product. Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints (the matrix and
+   y streamed, so that x stays in L2) were chosen by the sweep of docs/experiments/mergesweep.cu (docs/tuning.md). The
+   fix-up kernel is a programmatic dependent launch where the device and the compiled code allow it.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"

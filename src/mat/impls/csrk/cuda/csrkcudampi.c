@@ -1,11 +1,8 @@
 /*
-   MATMPICSRKCUDA ("mpiaijcsrkcuda"): MATMPICSRK with MATSEQCSRKCUDA blocks.
-
-   The distributed product is MPIAIJ's (diagonal block, halo exchange, off-process block), but its halo exchange is
-   its own by default (csrkcudahalo.cu): without a CUDA-aware MPI, PETSc's VecScatter stages the ghost values through
-   pageable host memory and waits for the device-to-host copy before the diagonal block's product is queued, which
-   costs as much as a quarter of a one-GPU product on 3D stencils. The exchange is made again from the public block data
-   (MatMPIAIJGetSeqAIJ()'s garray) whenever the nonzero pattern changed.
+   MATMPICSRKCUDA ("mpiaijcsrkcuda"): MATMPICSRK with MATSEQCSRKCUDA blocks. The distributed product is MPIAIJ's, but
+   with a halo exchange of its own by default (csrkcudahalo.cu): without a CUDA-aware MPI, PETSc's VecScatter stages the
+   ghost values through pageable host memory before the diagonal block's product is queued. The exchange is made again
+   from the public block data (MatMPIAIJGetSeqAIJ()'s garray) whenever the nonzero pattern changed.
 */
 #include "csrkcuda.h"
 #include <petscsf.h>
@@ -184,8 +181,6 @@ static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat, MatType, MatReuse, Mat *);
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPIAIJ(Mat, MatType, MatReuse, Mat *);
 
 /* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and aijcusparse and back, the COO assembly */
 static const MatCSRKMethods MPICSRKCUDAMethods = {
@@ -195,54 +190,33 @@ static const MatCSRKMethods MPICSRKCUDAMethods = {
   {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaij_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrk_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
-   CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_MPICSRKCUDA_MPIAIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_MPICSRKCUDA_MPIAIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_MPICSRKCUDA_MPIAIJ),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
    CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", MatConvert_MPICSRKCUDA_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_csrk_C", MatConvert_MPICSRKCUDA_MPICSRK), CSRK_COMPOSED("MatSetPreallocationCOO_C", MatSetPreallocationCOO_CSRKCUDA),
    CSRK_COMPOSED("MatSetValuesCOO_C", MatSetValuesCOO_CSRKCUDA)}
 };
 
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B = *newmat, blk[2];
+  Mat          B, blk[2];
   Mat_MPICSRK *sp;
   MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
+  B           = *newmat;
   sp          = (Mat_MPICSRK *)B->spptr;
   sp->cuda    = PETSC_FALSE;
   sp->opt.gpu = PETSC_FALSE;
   PetscCall(MatMPICSRKResetHalo(B));
-  PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE));
+  PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
   PetscCall(MatCSRKCUDACOO(B, PETSC_FALSE, &coo));
   B->boundtocpu  = PETSC_TRUE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
   PetscCall(MatSetVecType(B, VECSTANDARD));
-  *newmat = B;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
-{
-  Mat       B = *newmat;
-  PetscBool isaij;
-
-  PetscFunctionBegin;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatConvert_MPICSRKCUDA_MPICSRK(A, MATMPICSRK, reuse, &B));
-  PetscCall(MatConvert_MPICSRK_MPIAIJ(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
-  PetscCall(PetscStrcmp(type, MATMPIAIJ, &isaij));
-  if (!isaij) PetscCall(MatConvert(B, type, MAT_INPLACE_MATRIX, &B));
-  *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -280,7 +254,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
   sp->opt.gpu = PETSC_TRUE;
   PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
-  PetscCall(MatCSRKSetMethods(B, &MPICSRKCUDAMethods, PETSC_TRUE));
+  PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
@@ -295,9 +269,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
    high-priority stream, started before the diagonal block's product so that it runs beside it; this needs no
    CUDA-aware MPI. The transposed products use MPIAIJ's VecScatter.
 
-   Options Database Keys: those of `MATSEQCSRKCUDA`, and
-.  -mat_csrk_cuda_halo_pinned <true> - false: the halo exchange of `MATMPIAIJ` (VecScatter; on device buffers with a
-   CUDA-aware MPI, else staged by PETSc through the host)
+   Options Database Keys: those of `MATCSRKCUDA`, `-mat_csrk_cuda_halo_pinned` among them (`MatCSRKSetCUDAPinnedHalo()`)
 
    Level: beginner
 

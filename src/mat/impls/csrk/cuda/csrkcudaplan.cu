@@ -1,12 +1,9 @@
 /*
    The plan of MATCSRKCUDA: the device copy of a block is set up by one variant of the table below (a kernel, each in
-   its own file), chosen once per pattern and options, and every later operation goes through it.
-
-   The host sends what aijcusparse sends, the AIJ arrays (row pointers, columns, values) once; everything else is made
-   from them on the device: the row-length statistics the kernel is chosen from (one pass, a few numbers read back),
-   then the chosen variant's layout. A value refresh (same pattern) uploads the values once, into the CSR values where
-   the kernel reads them, else into scratch from which the variant refreshes its layout. The rows stay in the user's
-   ordering. MatMultTranspose() multiplies a stored transpose, a device matrix of its own run by the row kernels.
+   its own file), chosen once per pattern and options, and every later operation goes through it. The host uploads
+   what aijcusparse does, the AIJ arrays; the row statistics the choice reads and the variant's layout are made from
+   them on the device. A value refresh uploads the values once (into the CSR values, else into scratch from which the
+   variant refreshes its layout). MatMultTranspose() multiplies a stored transpose run by the row kernels.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
@@ -139,6 +136,22 @@ static PetscErrorCode CSRKUploadIdx(CSRKIdx *dst, const PetscInt *src, PetscInt6
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* what aijcusparse uploads: those of the AIJ arrays of A (row pointers, columns, values) given a device array */
+static PetscErrorCode CSRKUpload(Mat A, const CSRKDevice *d, CSRKIdx *rowptr, CSRKIdx *colidx, PetscScalar *val, cudaStream_t stream)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mt;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
+  if (rowptr) PetscCall(CSRKUploadIdx(rowptr, ai, (PetscInt64)d->m + 1, stream));
+  if (colidx) PetscCall(CSRKUploadIdx(colidx, aj, d->nnz, stream));
+  if (val && d->nnz) PetscCallCUDA(cudaMemcpyAsync(val, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
+  PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * ((rowptr ? d->m + 1.0 : 0.0) + (colidx ? d->nnz : 0.0)) + (val ? sizeof(PetscScalar) * (PetscLogDouble)d->nnz : 0.0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CSRKRowStatsCompute(PetscInt m, const CSRKIdx *rowptr, CSRKRowStats *st, cudaStream_t stream)
 {
   CSRKRowStats *dst;
@@ -229,15 +242,10 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   d->m   = A->rmap->n;
   d->n   = A->cmap->n;
   d->nnz = ai[d->m];
-  d->k   = opt->k;
-  /* what aijcusparse uploads: row pointers, columns, values */
   PetscCall(CSRKMalloc(&d->rowptr, (PetscInt64)d->m + 1, &bytes));
   PetscCall(CSRKMalloc(&d->colidx, d->nnz, &bytes));
   PetscCall(CSRKMalloc(&d->val, d->nnz, &bytes));
-  PetscCall(CSRKUploadIdx(d->rowptr, ai, (PetscInt64)d->m + 1, stream));
-  PetscCall(CSRKUploadIdx(d->colidx, aj, d->nnz, stream));
-  if (d->nnz) PetscCallCUDA(cudaMemcpyAsync(d->val, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
-  PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * (d->m + 1.0 + d->nnz) + sizeof(PetscScalar) * (PetscLogDouble)d->nnz));
+  PetscCall(CSRKUpload(A, d, d->rowptr, d->colidx, d->val, stream));
   PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
   PetscCall(CSRKPlanChoose(A, d, opt, &rs, &bytes, stream));
   d->bytes = bytes;
@@ -254,18 +262,14 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
    the sliced storage and a gather for the stored transpose */
 PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
 {
-  const PetscInt *ai, *aj;
-  PetscScalar    *aa, *v = d->val;
-  PetscMemType    mt;
-  cudaStream_t    stream;
+  PetscScalar *v = d->val;
+  cudaStream_t stream;
 
   PetscFunctionBegin;
   if (!d->nnz) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
   PetscCall(CSRKGetStream(&stream));
   if (!v) PetscCall(CSRKScratch(&v, d->nnz, stream));
-  PetscCallCUDA(cudaMemcpyAsync(v, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
-  PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * (PetscLogDouble)d->nnz));
+  PetscCall(CSRKUpload(A, d, NULL, NULL, v, stream));
   if (d->plan->refresh) PetscCall((*d->plan->refresh)(d, v, stream));
   if (d->t) {
     CSRKMapValuesKernel<<<CSRKGrid(d->nnz), 256, 0, stream>>>(d->nnz, d->tmap, v, d->t->val);
@@ -281,9 +285,7 @@ PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
    sort, so each row of S^T lists its entries in the order of S's rows, as a CPU transpose does. */
 PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
 {
-  const PetscInt *ai, *aj;
-  PetscScalar    *aa, *val = d->val;
-  PetscMemType    mt;
+  PetscScalar    *val    = d->val;
   CSRKIdx        *colidx = d->colidx, *rowptr = d->rowptr, *rowof, *iota, *skey;
   CSRKDevice     *t;
   CSRKRowStats    rs;
@@ -300,23 +302,11 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   t->m   = d->n;
   t->n   = d->m;
   t->nnz = d->nnz;
-  t->k   = 1;
-  if (!colidx || !val || !rowptr) PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
-  if (!rowptr) {
-    PetscCall(CSRKScratch(&rowptr, (PetscInt64)d->m + 1, stream));
-    PetscCall(CSRKUploadIdx(rowptr, ai, (PetscInt64)d->m + 1, stream));
-    PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * (d->m + 1.0)));
-  }
-  if (!colidx) {
-    PetscCall(CSRKScratch(&colidx, d->nnz, stream));
-    PetscCall(CSRKUploadIdx(colidx, aj, d->nnz, stream));
-    PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * (PetscLogDouble)d->nnz));
-  }
-  if (!val) {
-    PetscCall(CSRKScratch(&val, d->nnz, stream));
-    if (d->nnz) PetscCallCUDA(cudaMemcpyAsync(val, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
-    PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * (PetscLogDouble)d->nnz));
-  }
+  /* the CSR arrays that the sliced or block kernels freed, uploaded again */
+  if (!rowptr) PetscCall(CSRKScratch(&rowptr, (PetscInt64)d->m + 1, stream));
+  if (!colidx) PetscCall(CSRKScratch(&colidx, d->nnz, stream));
+  if (!val) PetscCall(CSRKScratch(&val, d->nnz, stream));
+  if (!d->rowptr || !d->colidx || !d->val) PetscCall(CSRKUpload(A, d, d->rowptr ? NULL : rowptr, d->colidx ? NULL : colidx, d->val ? NULL : val, stream));
   while (bits < 31 && ((PetscInt64)1 << bits) <= d->n) bits++;
   PetscCall(CSRKScratch(&rowof, d->nnz, stream));
   PetscCall(CSRKScratch(&iota, d->nnz, stream));
@@ -371,52 +361,30 @@ void MatCSRKCUDADeviceView(const CSRKDevice *d, char *buf, size_t len)
   (*d->plan->view)(d, buf, len);
 }
 
-/* MatCSRKCUDADeviceMult - y = A x (+ z), all device pointers */
-PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+/* MatCSRKCUDADeviceMult - y = op(A) x (+ z), all device pointers; A^T with the stored transpose */
+PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, PetscBool transpose, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
 {
+  CSRKDevice  *s = transpose ? d->t : d;
   cudaStream_t stream;
 
   PetscFunctionBegin;
+  PetscCheck(s, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The stored transpose was not built");
   PetscCall(CSRKGetStream(&stream));
-  PetscCall((*d->plan->mult)(d, x, z, y, stream));
+  PetscCall((*s->plan->mult)(s, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatCSRKCUDADeviceMultTranspose - y = A^T x (+ z) with the stored transpose (MatCSRKCUDADeviceBuildTranspose()) */
-PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
-{
-  cudaStream_t stream;
-
-  PetscFunctionBegin;
-  PetscCheck(d->t, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The stored transpose was not built");
-  PetscCall(CSRKGetStream(&stream));
-  PetscCall((*d->t->plan->mult)(d->t, x, z, y, stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* MatCSRKCUDADeviceGetDiagonal - v = diag(A) (v a device array of m entries) */
-PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, PetscScalar *v)
+/* MatCSRKCUDADeviceDiagonal - v = diag(A) (v a device array of m entries), or (shift) diag(A) += a in the device copy
+   and its stored transpose: the entries on the diagonal only, as MatShift() of MATSEQAIJ when every row has its own */
+PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v)
 {
   cudaStream_t stream;
 
   PetscFunctionBegin;
   if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  PetscCall((*d->plan->diagonal)(d, PETSC_FALSE, 0.0, v, stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* MatCSRKCUDADeviceShift - diag(A) += a in the device copy (and its stored transpose): the entries on the diagonal only,
-   as MatShift() of MATSEQAIJ when every row has its diagonal entry */
-PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *d, PetscScalar a)
-{
-  cudaStream_t stream;
-
-  PetscFunctionBegin;
-  if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(CSRKGetStream(&stream));
-  PetscCall((*d->plan->diagonal)(d, PETSC_TRUE, a, NULL, stream));
-  if (d->t && d->t->m) PetscCall(CSRKDiagonalCSR(d->t, PETSC_TRUE, a, NULL, stream));
+  PetscCall((*d->plan->diagonal)(d, shift, a, v, stream));
+  if (shift && d->t && d->t->m) PetscCall(CSRKDiagonalCSR(d->t, PETSC_TRUE, a, NULL, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

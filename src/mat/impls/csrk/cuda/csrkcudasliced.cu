@@ -1,12 +1,9 @@
 /*
    The sliced kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu): each 32-row super-row stored column by
-   column, padded to its longest row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per row.
-   The column indices are row patterns (an offset list per distinct row) where the rows fit the dictionary, else 32-bit
-   columns laid out as the values. The row patterns are found on the device by hashing each row's list of
-   column - row offsets, sorting the rows by hash (CUB's radix sort, stable, so the numbering is the same run to run)
-   and checking every row against its pattern's first row, so a hash collision costs the patterns, never a wrong
-   product. A value refresh scatters the uploaded values into the layout (the row pointers and the slice offsets are
-   the position map).
+   column, padded to its longest row, a warp per super-row, a thread per row; the column indices are row patterns (an
+   offset list per distinct row) where the rows fit the dictionary, else 32-bit columns laid out as the values. The
+   patterns are found on the device by hashing each row's column - row offsets, a stable radix sort by hash and a check
+   of every row against its pattern's first row (a hash collision costs the patterns, never a wrong product).
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
