@@ -172,17 +172,19 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
 /* MATMPICSRK's view, and with ASCII_INFO the plan of the first rank's diagonal block */
 static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
 {
-  Mat Ad;
+  Mat       Ad;
+  PetscBool cuda = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  if (Ad && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));
+  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
+  if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-
-/* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and aijcusparse and back, the COO assembly */
+/* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and
+   aijcusparse and back, the COO assembly */
 static const MatCSRKMethods MPICSRKCUDAMethods = {
   PETSC_TRUE,
   MATMPICSRKCUDA,

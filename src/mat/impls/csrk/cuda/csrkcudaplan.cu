@@ -253,7 +253,8 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   {
     char what[256];
     MatCSRKCUDADeviceView(d, what, sizeof(what));
-    PetscCall(PetscInfo(A, "CSR-k set up on the device: kernel %s (%s), block %ux%ux%u, %g MB of device memory (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], what, d->bx, d->by, d->bz, d->bytes / 1048576.0, (double)d->mean, (double)d->var, d->maxlen));
+    PetscCall(PetscInfo(A, "CSR-k set up on the device: kernel %s (%s), block %ux%ux%u, %g MB of device memory (row length mean %g, variance %g, max %" PetscInt_FMT "); k = %" PetscInt_FMT ": %s\n", MatCSRKCUDAKernels[d->kernel], what, d->bx, d->by, d->bz, d->bytes / 1048576.0, (double)d->mean, (double)d->var, d->maxlen, opt->k,
+                        opt->k == 3 ? "super-super-rows of the row and sliced kernels" : "single super-rows of the row and sliced kernels (k = 1 and 2 are the same on the GPU)"));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
