@@ -143,6 +143,7 @@ typedef struct {
   PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
   PetscInt        nunfilled;   /* rows whose values are not yet in the row slices, which run with the AIJ loop until they are (set-up budget; sum over ranks) */
   PetscInt        nvalued;     /* rows of row slices or row nodes multiplied with one list of values kept once (MatCSRKSetRowValues(); sum over ranks) */
+  char            variant[64]; /* the CPU row loop of the structure: slices, patterns, nodes, offsets16 or columns32 (those of the ranks, joined by '+'); empty before a build */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);

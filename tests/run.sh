@@ -253,6 +253,13 @@ run_grep "two threads, row patterns without slices: reported as patterns by -mat
 run_grep "one thread, natural order: row slices, reported by -mat_view ::ascii_info" "row slices: .* rows multiplied 8 at a time" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "one thread, natural order, 3 unknowns per point: row nodes, reported by -mat_view ::ascii_info" "row nodes: 4800 rows in nodes of up to 5 rows" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
+# the plan's row loop, named by the view (one entry of the table of variants, docs/design.md)
+run_grep "the view names the row loop: slices" "row loop: slices" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
+run_grep "the view names the row loop: nodes" "row loop: nodes" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
+run_grep "the view names the row loop: patterns" "row loop: patterns" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_slices 0 -mat_view ::ascii_info
+run_grep "the view names the row loop: offsets16" "row loop: offsets16" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
+run_grep "the view names the row loop: columns32" "row loop: columns32" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
+run_grep "the MPI view names the ranks' row loops" "row loop: slices" $mpiexec -n 2 "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
 # MatConvert() to csrk reads the -mat_csrk_* options of the matrix's prefix (no MatSetFromOptions() after it)
 for np in 1 2; do
   for c in initial inplace; do

@@ -27,7 +27,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->nodes    = PETSC_TRUE;
   opt->values   = PETSC_TRUE;
   opt->setup    = MAT_CSRK_SETUP_BUDGET;
-  opt->gpu         = PETSC_FALSE;
+  opt->target      = MAT_CSRK_TARGET_CPU;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
   opt->cuda_halo_pinned = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -37,7 +37,7 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
    halo exchange (cuda_halo_pinned) and the set-up rule are not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->values == b->values && a->gpu == b->gpu && a->cuda_kernel == b->cuda_kernel);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->values == b->values && a->target == b->target && a->cuda_kernel == b->cuda_kernel);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -170,7 +170,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
     if (opt.ssr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), "%" PetscInt_FMT, opt.ssr_size));
     PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", super-row size %s%s%s", sr, opt.k == 3 ? ", super-super-row size " : "", opt.k == 3 ? ssr : ""));
   }
-  if (opt.gpu) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
+  if (opt.target == MAT_CSRK_TARGET_GPU) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
   else PetscCall(PetscSNPrintf(run, sizeof(run), "set-up %s, %" PetscInt_FMT " OpenMP thread%s%s", MatCSRKSetups[opt.setup], info.nthreads, info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
   PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k options: ordering %s, k = %" PetscInt_FMT "%s, %s\n", MatCSRKOrderings[opt.ordering], opt.k, sizes, run));
   if (!info.nsr) { /* no structure in effect (a built one has super-rows): only the set-up budget waits or drops one */
@@ -186,6 +186,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "k = %" PetscInt_FMT ", super-row size %" PetscInt_FMT " (%" PetscInt_FMT " super-rows)\n", info.k, info.sr_size, info.nsr));
   if (info.npatterns && !info.index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: row patterns (%" PetscInt_FMT " distinct rows%s)\n", info.npatterns, mpi ? " at most per rank" : ""));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
+  if (info.variant[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "row loop: %s\n", info.variant));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   if (info.nvalued) PetscCall(PetscViewerASCIIPrintf(viewer, "value lists: %" PetscInt_FMT " rows multiply one list of values kept once (MatCSRKSetRowValues())\n", info.nvalued));
   if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));

@@ -4,6 +4,7 @@
 
 #include <petsccsrk.h>
 #include <petsc/private/matimpl.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* ---- PETSc version compatibility (3.18 .. newest) ---- */
@@ -19,6 +20,10 @@ typedef int32_t CSRKIdx;
 /* Entries at most this far from the diagonal (in the stored numbering) in every row: columns as 16-bit offsets */
 #define CSRK_COLOFF_MAX INT16_MAX
 
+/* The kernels a host structure is built for: the CPU's, or the GPU type's when it multiplies on the host (sizes from
+   the GPU model, 32-bit columns, no CPU-only row loops and no timing of the reordering on the CPU) */
+typedef enum { MAT_CSRK_TARGET_CPU, MAT_CSRK_TARGET_GPU } MatCSRKTarget;
+
 /* Options of one matrix: set at the MPI level and copied to its blocks. */
 typedef struct {
   PetscInt        k;        /* 1, 2 or 3 */
@@ -32,8 +37,8 @@ typedef struct {
   PetscBool       nodes;    /* one thread, rows in their own order: consecutive rows with one column list multiplied together (CPU) */
   PetscBool       values;   /* with slices (one thread): slices whose rows repeat one list of values keep it once (CPU) */
   MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
+  MatCSRKTarget   target;   /* set by the type: the CUDA types' host structure is the GPU's (the build reads it through its plan) */
   /* CUDA type */
-  PetscBool         gpu; /* sizes from the GPU model */
   MatCSRKCUDAKernel cuda_kernel;
   PetscBool         cuda_halo_pinned; /* MPI product: its own halo exchange through pinned host buffers (else VecScatter) */
 } MatCSRKOptions;
@@ -41,7 +46,9 @@ typedef struct {
 /* The CSR-k structure of one sequential block: the copy the kernels stream through.
    Row r of the structure is row perm[r] of the user's matrix, and its column indices are iperm[] of the user's
    columns (for the natural ordering, the user's rows and columns). */
-typedef struct {
+typedef struct _n_MatCSRKVariant MatCSRKVariant;
+typedef struct _n_MatCSRKStructure {
+  const MatCSRKVariant *variant; /* the row loop chosen by the plan (csrkplan.c) */
   PetscInt        m, n, nnz;
   PetscInt        k, sr_size, ssr_size;
   MatCSRKOrdering ordering; /* in effect */
@@ -49,19 +56,14 @@ typedef struct {
   CSRKIdx        *rowptr;   /* m+1 */
   CSRKIdx        *colidx;   /* nnz; NULL when the kernels read coloff instead */
   int16_t        *coloff;   /* nnz: column minus row of each entry, when every one fits in 16 bits (else NULL) */
-  PetscInt        index_bytes; /* bytes per column index the CPU kernels read: 0 (rowpat), 2 (coloff) or 4 (colidx) */
   uint16_t       *rowpat;   /* m: the pattern of each row when the kernels read patterns, not indices (else NULL) */
   CSRKIdx        *patptr;   /* npat+1: pattern p is patoff[patptr[p] .. patptr[p+1]) */
   int32_t        *patoff;   /* column - row of each entry of each distinct pattern */
   PetscInt        npat;
-  void           *patsearch; /* a row-pattern search done a part at a time (csrkpatterns.c): its dictionary, which patptr and patoff point into; NULL once done */
-  PetscInt        rpat;      /* with patsearch: rows [0, rpat) numbered */
   PetscScalar    *sval;     /* nnz: the values with the rows of each slice interleaved, in the kernel's order, without those of slices that keep a list (csrkslices.c), or NULL */
   PetscInt        nsliced;  /* rows in slices */
-  PetscInt        rfill;    /* with sval: its rows [0, rfill) are current; m, or less while it is filled a part at a product (one thread) */
   struct _n_MatCSRKRowValues *rowvals; /* with sval (one thread): the value lists of slices whose rows repeat one (csrkslices.c), or NULL */
   PetscInt        nvalued;  /* rows in such slices, or with nodesrc, rows of nodes that multiply an earlier node's values (a structure has slices or nodes, not both) */
-  PetscInt        qfill;    /* while sval is filled a part at a product: the position in sval of row rfill's values */
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   CSRKIdx        *nodesrc;  /* with nodesz (value lists): the position in val of the values each node multiplies, its own or an earlier node's that are the same bits (csrknodes.c), or NULL */
@@ -86,6 +88,62 @@ typedef struct {
   PetscLogDouble  bytes;
 } MatCSRKStructure;
 
+/* The fill of a structure's row slices a part at a product (one thread over the AIJ arrays): the set-up budget's, not
+   the structure's (csrksetup.c). The rows [0, rfill) multiply from the slices, the others with the AIJ loop. */
+typedef struct {
+  PetscBool parts;     /* the structure's slices are filled a part at a product, now or after the next change of values */
+  PetscInt  rfill;     /* rows filled (m once complete) */
+  PetscInt  qfill;     /* the position in sval of row rfill's values */
+  void     *patsearch; /* the row-pattern search under way (csrkpatterns.c), whose dictionary the structure's patptr and patoff point into; NULL once done */
+  PetscInt  rpat;      /* with patsearch: rows [0, rpat) numbered */
+} MatCSRKFill;
+
+/* The plan of a build (csrkplan.c): the target's decisions, then how the column indices may be read, decided once from
+   the options and the ordering before the arrays are filled; the build's stages and the variants' predicates read it */
+typedef struct {
+  const MatCSRKOptions *opt;
+  const PetscInt       *aj;        /* the AIJ columns */
+  PetscBool             cpu;       /* the CPU target: the CPU's row loops apply (the GPU's host structure is its 32-bit columns) */
+  PetscBool             onethread; /* one thread in the natural order: the AIJ loop over the AIJ arrays, unless the rows make slices */
+  PetscBool             compress;  /* 16-bit offsets from the diagonal, where the bandwidth lets them */
+  PetscBool             patterns;  /* row patterns, where the rows let them */
+  MatCSRKFill          *fill;      /* the row slices are found and filled a part at a product into it (the set-up budget), or NULL */
+  PetscBool             searched;  /* the row patterns were searched for already (by an entry before) */
+} MatCSRKPlan;
+
+/* An array of a structure: its field, the size of an entry, its length, and whether it may be the AIJ array itself
+   (a natural-order structure shares them: neither counted, copied nor freed) */
+typedef enum { /* nnz, m, m + 1, n, super-rows + 1, super-super-rows + 1, threads + 1, nodes, patterns + 1, the patterns' offsets, one */
+  CSRK_LEN_NNZ, CSRK_LEN_M, CSRK_LEN_M1, CSRK_LEN_N, CSRK_LEN_NSR1, CSRK_LEN_NSSR1, CSRK_LEN_THREADS1, CSRK_LEN_NODES, CSRK_LEN_PATTERNS1, CSRK_LEN_PATOFF, CSRK_LEN_ONE
+} MatCSRKLength;
+typedef struct {
+  size_t        field, size; /* size 0 ends a list */
+  MatCSRKLength len;
+  PetscBool     aij;
+} MatCSRKArray;
+#define CSRK_ARRAY(f, len, aij) {offsetof(MatCSRKStructure, f), sizeof(*((MatCSRKStructure *)0)->f), (len), (aij)}
+
+/* A variant of the CPU row loop: an entry of the plan's table (csrkplan.c), preferred first. It applies under the
+   plan, builds what it needs (or declines: the next entry is tried), multiplies the rows [r0, r1) of thread t (out =
+   A x (+ zz) in the structure's order) and refreshes what it derives from the values (NULL: nothing); it owns the
+   arrays it lists, which the structure counts, duplicates and frees whichever variant is chosen */
+struct _n_MatCSRKVariant {
+  const char *name;
+  PetscBool (*applies)(const MatCSRKPlan *, const MatCSRKStructure *);
+  PetscErrorCode (*build)(Mat, MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
+  void (*mult)(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
+  PetscErrorCode (*refresh)(MatCSRKStructure *);
+  MatCSRKArray arrays[4];
+};
+PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
+PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
+PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, MatCSRKFill *, MatCSRKPlan *);
+PETSC_INTERN void           MatCSRKPlanIndices(const MatCSRKStructure *, const PetscInt *, MatCSRKPlan *);
+PETSC_INTERN PetscErrorCode MatCSRKPlanBuild(Mat, MatCSRKPlan *, MatCSRKStructure *);
+PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
+PETSC_INTERN void           MatCSRKStructureCountBytes(MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKVariantFree(const MatCSRKVariant *, MatCSRKStructure *);
+PETSC_INTERN void           MatCSRKPopulate(void *, size_t);
 /* The set-up budget of one block (csrksetup.c): products counted since the pattern and the values changed, and the
    account of a fill of the row slices made a part at a product */
 typedef struct {
@@ -107,6 +165,8 @@ typedef struct {
   PetscObjectState seen;         /* the object state that change was seen at */
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
   PetscInt         nfastst;      /* products with the current structure */
+  MatCSRKFill      fill;         /* the fill of the structure's row slices a part at a product */
+  PetscLogDouble   tfill[2];     /* the last product while they are filled: the time of the filled rows and of the others */
   PetscBool        declined;     /* the structure was no faster than AIJ: not built again for this pattern */
   PetscBool        noslices;     /* the rows make too few row slices: built without them for this pattern */
   PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
@@ -191,20 +251,30 @@ static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscI
     *r1 = st->srptr[st->ssrptr[u1]];
   }
 }
-/* row patterns: pattern p of the dictionary is patoff[patptr[p] .. patptr[p+1]), column - row of each entry */
-typedef struct {
-  PetscInt  npat;
-  uint16_t *rowpat; /* m, NULL when the rows do not fit the dictionary */
-  CSRKIdx  *patptr;
-  int32_t  *patoff;
-  PetscInt  bw; /* the bandwidth of the rows when they all fit the dictionary, else -1 */
-} MatCSRKRowPatterns;
-PETSC_INTERN PetscErrorCode MatCSRKFindRowPatterns(Mat, const MatCSRKStructure *, const PetscInt *, PetscReal, PetscBool, MatCSRKRowPatterns *);
+/* The loop nest of the k levels over the units of thread t (rows [r0, r1) for k = 1), with ROWS(R0, R1, OUT, ...) a
+   row loop over a block of rows, out[r] = OUT */
+#define CSRK_NEST(ROWS, OUT, ...) \
+  do { \
+    if (st->k == 1) { \
+      ROWS(r0, r1, OUT, __VA_ARGS__); \
+    } else if (st->k == 2) { \
+      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], OUT, __VA_ARGS__); \
+    } else { \
+      for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
+        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], OUT, __VA_ARGS__); \
+    } \
+  } while (0)
+/* the two outputs: out = A x or out = A x + zz */
+#define CSRK_OUTPUTS(ROWS, ...) \
+  do { \
+    if (!zz) CSRK_NEST(ROWS, sum, __VA_ARGS__); \
+    else CSRK_NEST(ROWS, zz[r] + sum, __VA_ARGS__); \
+  } while (0)
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *, PetscBool);
 PETSC_INTERN PetscErrorCode MatCSRKStructureComputeBandwidth(Mat, MatCSRKStructure *);
-PETSC_INTERN PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *);
-PETSC_INTERN PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *, PetscInt, PetscBool *);
-PETSC_INTERN PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *, MatCSRKFill *);
+PETSC_INTERN PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *, MatCSRKFill *, PetscInt, PetscBool *);
+PETSC_INTERN PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *, MatCSRKFill *);
 /* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
 #define CSRK_SLICE 8
 /* Value lists: a slice whose CSRK_SLICE rows repeat one list of values (the interior of a constant-coefficient stencil)
@@ -222,32 +292,27 @@ typedef struct _n_MatCSRKRowValues {
   uint16_t    slot[CSRK_VALUES_SLOTS];            /* hash table: 1 + list, 0: free */
   PetscScalar val[CSRK_VALUES_MAX_ENTRIES];
 } MatCSRKRowValues;
-PETSC_INTERN PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *);
-PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *, PetscInt *);
-PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *, PetscInt, PetscBool *);
-PETSC_INTERN PetscInt       MatCSRKSliceRows(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *, MatCSRKFill *, PetscInt, PetscBool *);
+PETSC_INTERN void           MatCSRKSliceRowsFilled(const MatCSRKStructure *, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5
-PETSC_INTERN PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *, PetscInt *);
-PETSC_INTERN PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *);
-PETSC_INTERN void           MatCSRKNodeRows(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKFill *, PetscInt, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
 /* kernels (OpenMP, csrkmult.c) */
-PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *, PetscLogDouble *);
+PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN void           MatCSRKRowsAIJ(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 
 /* sequential type */
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKSetOptions(Mat, const MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat, MatCSRKStructure **);
-PETSC_INTERN PetscErrorCode MatSeqCSRKBuildStructure(Mat, const MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatSeqCSRKRefreshStructure(Mat);
-PETSC_INTERN PetscErrorCode MatSeqCSRKGetProductStructure(Mat, MatCSRKStructure **);
-PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetRecord(Mat, const MatCSRKStructure *, PetscLogDouble, const PetscLogDouble *);
+PETSC_INTERN PetscErrorCode MatSeqCSRKGetStructure(Mat, PetscBool, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetMult(Mat, const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetRecord(Mat, const MatCSRKStructure *, PetscLogDouble);
+PETSC_INTERN PetscErrorCode MatSeqCSRKDropStructure(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatMult_SeqCSRK(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);

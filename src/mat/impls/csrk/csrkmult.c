@@ -1,21 +1,17 @@
 /*
-   The OpenMP product kernel of the CSR-k structure, y = A x (+ z) in the user's ordering, shared by the sequential
-   and MPI types (and by csrkcuda bound to the CPU): the loop nest of the k levels over each thread's rows, with the
-   column indices as 32-bit columns, 16-bit offsets from the diagonal or row patterns, and the row slices
-   (csrkslices.c) and row nodes (csrknodes.c) where the structure has them.
+   The OpenMP product kernel of the CSR-k structure, y = A x (+ z) in the user's ordering: each thread gathers x for a
+   reordered copy, runs the row loop the plan chose (csrkplan.c) over its rows, and scatters y. Also the two plain row
+   loops of the table, over 16-bit offsets from the diagonal and over 32-bit columns.
 */
 #include "csrkimpl.h"
 #if defined(_OPENMP)
   #include <omp.h>
 #endif
 
-/* One thread's rows R0..R1 (in the loop nest of the k levels) with the output fixed at compile time: out[r] = OUT, the
-   stored value of sum (out is y, or the product in the internal order of a reordered copy). The column of the row's
-   j-th entry is ix[j] of the index array IDX of type ITYPE, read as xr[ix[j]]: xr = xx and the 32-bit columns cj
-   (XSTEP 0), or xr = xx + r and the 16-bit offsets co from the diagonal (XSTEP 1). xr advances with the row instead of being xx + r
-   in each: the compiler then addresses xr[co[q]] directly, as it does xx[cj[q]], where with xx + r it adds r to every
-   offset (one more instruction per nonzero). The loop has the shape of PETSc's AIJ kernel (a count and pointers to
-   the row), which measured faster on one core than a loop bounded by the next row pointer (docs/history/experiments.md). */
+/* One thread's rows R0..R1 with the output fixed at compile time: out[r] = OUT (out is y, or the product in the
+   internal order of a reordered copy). Entry j of a row is xr[ix[j]] of the index array IDX of type ITYPE: xr = xx and
+   32-bit columns (XSTEP 0), or xr advancing with the row and 16-bit offsets from the diagonal (XSTEP 1), which the
+   compiler then addresses directly. The loop has the shape of PETSc's AIJ kernel (docs/history/experiments.md). */
 #define CSRK_ROWS(R0, R1, OUT, XSTEP, ITYPE, IDX) \
   do { \
     const PetscScalar *xr = xx + (XSTEP) * (R0); \
@@ -28,97 +24,33 @@
       out[r] = OUT; \
     } \
   } while (0)
-/* The same with row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
-   which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
-   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the row-pointer
-   form measured at least as fast for its 4 bytes per row (docs/history/experiments.md) */
-#define CSRK_PATTERN_ROWS(R0, R1, OUT, UNUSED) \
-  do { \
-    const PetscScalar *xr = xx + (R0); \
-    for (PetscInt r = (R0); r < (R1); r++, xr++) { \
-      const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0; \
-      const int32_t     *ix = po + p0; \
-      const PetscScalar *v  = va + rp[r]; \
-      PetscScalar        sum = 0.0; \
-      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
-      out[r] = OUT; \
-    } \
-  } while (0)
-/* The same with row slices (csrkslices.c), which add z themselves */
-#define CSRK_SLICE_ROWS(R0, R1, OUT, UNUSED) q = MatCSRKSliceRows(st, (R0), (R1), q, xx, zz, out)
-/* the loop nest of the k levels over the thread's units, with ROWS one of the two row loops above */
-#define CSRK_NEST(ROWS, OUT, ...) \
-  do { \
-    if (st->k == 1) { \
-      ROWS(r0, r1, OUT, __VA_ARGS__); \
-    } else if (st->k == 2) { \
-      for (PetscInt s = st->tstart[t]; s < st->tstart[t + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], OUT, __VA_ARGS__); \
-    } else { \
-      for (PetscInt q3 = st->tstart[t]; q3 < st->tstart[t + 1]; q3++) \
-        for (PetscInt s = st->ssrptr[q3]; s < st->ssrptr[q3 + 1]; s++) ROWS(st->srptr[s], st->srptr[s + 1], OUT, __VA_ARGS__); \
-    } \
-  } while (0)
-/* the two outputs: out = A x or out = A x + zz */
-#define CSRK_OUTPUTS(ROWS, ...) \
-  do { \
-    if (!zz) CSRK_NEST(ROWS, sum, __VA_ARGS__); \
-    else CSRK_NEST(ROWS, zz[r] + sum, __VA_ARGS__); \
-  } while (0)
-
-/* rows ahead that the gathers through a permutation prefetch (one thread waits on each random load otherwise). The
-   gathers miss in memory once x and y exceed the caches, so the distance must cover a memory latency; 128 was the
-   best of the distances measured on a permuted 7-point product (docs/history/experiments.md) */
+/* rows ahead that the gathers through a permutation prefetch: the distance must cover a memory latency once x and y
+   exceed the caches (docs/history/experiments.md) */
 #define CSRK_GATHER_AHEAD 128
 
-/* y = A x (+ z) with row slices filled up to st->rfill < m (one thread, the AIJ arrays shared): the filled rows from
-   the slices, block by block as the fill went, the others with the AIJ loop; tpart (if not NULL): the time of each part */
-static PetscErrorCode CSRKMultFilling(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, PetscLogDouble *tpart)
+/* out = A x (+ zz) over the rows [r0, r1) with the AIJ loop over the 32-bit columns, one thread (the rows of a fill of the
+   row slices by parts not filled yet, csrksetup.c) */
+void MatCSRKRowsAIJ(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
   const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx;
-  const PetscScalar *restrict va = st->val, *restrict xx = x, *restrict zz = z;
-  PetscScalar *restrict       out = y;
-  const PetscInt              r0 = st->rfill, r1 = st->m;
-  PetscLogDouble              t0, t1, t2;
+  const PetscScalar *restrict va = st->val;
 
-  PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  if (st->k == 1) (void)MatCSRKSliceRows(st, 0, st->rfill, 0, x, z, y);
-  else {
-    PetscInt q = 0;
-    for (PetscInt s = 0; s < st->nsr && st->srptr[s] < st->rfill; s++) q = MatCSRKSliceRows(st, st->srptr[s], PetscMin(st->srptr[s + 1], st->rfill), q, x, z, y);
-  }
-  PetscCall(PetscTime(&t1));
   if (!zz) CSRK_ROWS(r0, r1, sum, 0, CSRKIdx, cj);
   else CSRK_ROWS(r0, r1, zz[r] + sum, 0, CSRKIdx, cj);
-  PetscCall(PetscTime(&t2));
-  if (tpart) {
-    tpart[0] = t1 - t0;
-    tpart[1] = t2 - t1;
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
-   kernel uses the same ones. tpart (if not NULL): while the row slices are being filled, the time of the filled
-   rows and of the others (CSRKMultFilling()) */
-PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, PetscLogDouble *tpart)
+   kernel uses the same ones. */
+PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
 {
   PetscFunctionBegin;
-  if (st->sval && st->rfill < st->m) {
-    PetscCall(CSRKMultFilling(st, x, z, y, tpart));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
     PetscInt                    t = 0, r0, r1;
-    const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict perm = st->perm;
-    const int16_t *restrict     co = st->coloff;
-    const uint16_t *restrict    rowpat = st->rowpat;
-    const CSRKIdx *restrict     pp     = st->patptr;
-    const int32_t *restrict     po     = st->patoff;
-    const PetscScalar *restrict va = st->val, *restrict xx = x;
+    const CSRKIdx *restrict     perm = st->perm;
+    const PetscScalar *restrict xx   = x;
     /* a reordered copy forms the product in the internal order, in ywork, and adds z when it gathers it into y */
     PetscScalar *restrict       out = st->ywork ? st->ywork : y;
     const PetscScalar *restrict zz  = st->ywork ? NULL : z;
@@ -137,14 +69,7 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
 #endif
       xx = st->xwork;
     }
-    if (st->nodesz && !st->nodesoff) MatCSRKNodeRows(st, xx, zz, out); /* one thread: all rows */
-    else if (st->sval) {
-      PetscInt q = rp[r0]; /* the slices' values of the thread's rows, read in order from its first row's (csrkslices.c) */
-      CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);
-    }
-    else if (rowpat) CSRK_OUTPUTS(CSRK_PATTERN_ROWS, 0);
-    else if (co) CSRK_OUTPUTS(CSRK_ROWS, 1, int16_t, co);
-    else CSRK_OUTPUTS(CSRK_ROWS, 0, CSRKIdx, cj);
+    st->variant->mult(st, t, r0, r1, xx, zz, out);
     if (st->ywork) {
       /* y in the user's order: this thread's share of the user's rows, each read from its internal row */
       const CSRKIdx *restrict     ip = st->iperm;
@@ -160,3 +85,78 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* 32-bit columns: the AIJ loop (over the AIJ arrays themselves for one thread in the natural order) */
+static void CSRKColumnsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+{
+  const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx;
+  const PetscScalar *restrict va = st->val;
+
+  CSRK_OUTPUTS(CSRK_ROWS, 0, CSRKIdx, cj);
+}
+
+static PetscErrorCode CSRKColumnsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
+{
+  PetscFunctionBegin;
+  if (plan->cpu && plan->onethread && plan->opt->compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
+  *built = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const MatCSRKVariant MatCSRKVariantColumns32 = {"columns32", NULL, CSRKColumnsBuild, CSRKColumnsMult, NULL, {CSRK_ARRAY(colidx, CSRK_LEN_NNZ, PETSC_TRUE)}};
+
+/* 16-bit offsets from the diagonal: xr[co[q]] with xr advancing with the row (CSRK_ROWS) */
+static void CSRKOffsetsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+{
+  const CSRKIdx *restrict     rp = st->rowptr;
+  const int16_t *restrict     co = st->coloff;
+  const PetscScalar *restrict va = st->val;
+
+  CSRK_OUTPUTS(CSRK_ROWS, 1, int16_t, co);
+}
+
+static PetscBool CSRKOffsetsApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
+{
+  return plan->compress;
+}
+
+/* coloff[q] = column - row of every entry of the natural order, from the AIJ columns aj (the same positions), each
+   thread its own rows (the pages it multiplies with, as in CSRKFill(); a reordered copy stores its offsets there) */
+static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
+{
+#if defined(_OPENMP)
+  #pragma omp parallel num_threads((int)st->nthreads)
+#endif
+  {
+    PetscInt                t = 0, r0, r1;
+    const CSRKIdx *restrict rp = st->rowptr;
+    int16_t *restrict       co = st->coloff;
+#if defined(_OPENMP)
+    t = omp_get_thread_num();
+#endif
+    CSRKThreadRows(st, t, &r0, &r1);
+    for (PetscInt r = r0; r < r1; r++)
+      for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
+  }
+}
+
+
+/* the offsets where the bandwidth lets them: a reordered copy stored them at its fill, the natural order takes them
+   from the AIJ columns now */
+static PetscErrorCode CSRKOffsetsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
+{
+  PetscFunctionBegin;
+  *built = (PetscBool)(st->bw_after <= CSRK_COLOFF_MAX);
+  if (!*built) {
+    PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!st->coloff) {
+    PetscCall(PetscMalloc1(st->nnz, &st->coloff));
+    CSRKFillOffsets(st, plan->aj);
+  }
+  PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const MatCSRKVariant MatCSRKVariantOffsets16 = {"offsets16", CSRKOffsetsApplies, CSRKOffsetsBuild, CSRKOffsetsMult, NULL, {CSRK_ARRAY(coloff, CSRK_LEN_NNZ, PETSC_FALSE)}};

@@ -48,13 +48,12 @@ static inline PetscBool CSRKSameColumns(const MatCSRKStructure *st, PetscInt r, 
   consecutive rows with one column list; kept (st->nodesz) when at least half of the rows are in nodes of two or more.
   *nnoderows: those rows, whether kept or not.
 */
-PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnoderows)
+static PetscErrorCode MatCSRKStructureFindNodes(MatCSRKStructure *st, PetscInt *nnoderows)
 {
   uint8_t *size;
   PetscInt nnodes = 0, nrows = 0;
 
   PetscFunctionBegin;
-  PetscCheck(st->nthreads == 1 && (st->colidx || st->coloff) && !st->rowpat && (!st->perm || st->ywork), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row nodes need one thread, column indices and rows in their own order");
   PetscCall(PetscMalloc1(st->m, &size));
   for (PetscInt r = 0; r < st->m;) {
     PetscInt s = 1;
@@ -98,7 +97,7 @@ static inline uint32_t CSRKNodeValuesHash(const PetscScalar *v, CSRKIdx len, int
   of the rows (st->nvalued), else freed. Called at the build and after each change of the values while kept: the
   products read st->nodesrc as long as it exists, so nothing else may change st->val in between.
 */
-PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *st)
+static PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *st)
 {
   const CSRKIdx     *rp = st->rowptr;
   const PetscScalar *va = st->val;
@@ -187,7 +186,7 @@ PetscErrorCode MatCSRKStructureFindNodeValues(MatCSRKStructure *st)
   MatCSRKNodeRows - out = A x (+ zz) over all rows of a structure with row nodes (one thread; out, zz and x in the
   structure's order)
 */
-void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+static void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
   const CSRKIdx *restrict     rp = st->rowptr;
   const PetscScalar *restrict va = st->val;
@@ -200,3 +199,41 @@ void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restrict xx,
   if (st->colidx) CSRK_NODE_LOOP(CSRKIdx, st->colidx, 0);
   else CSRK_NODE_LOOP(int16_t, st->coloff, 1);
 }
+
+/* The row loop of a structure with row nodes (one thread: all rows), or, while the set-up budget compares the two, its
+   loop over the same column indices without them (st->nodesoff) */
+static void CSRKNodesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+{
+  if (st->nodesoff) MatCSRKVariantIndexLoop(st)->mult(st, t, r0, r1, xx, zz, out);
+  else MatCSRKNodeRows(st, xx, zz, out);
+}
+
+/* one thread over column indices (natural order, or a reordered copy's renumbered rows), no patterns */
+static PetscBool CSRKNodesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
+{
+  return (PetscBool)(st->nthreads == 1 && plan->opt->nodes && !st->rowpat && (st->colidx || st->coloff));
+}
+
+static PetscErrorCode CSRKNodesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
+{
+  PetscInt       nnoderows = 0;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
+  if (st->nodesz && plan->opt->values) PetscCall(MatCSRKStructureFindNodeValues(st));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s, %" PetscInt_FMT " rows multiply an earlier node's values (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", st->nodesrc ? st->nvalued : 0, t1 - t0));
+  *built = (PetscBool)!!st->nodesz;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKNodesRefresh(MatCSRKStructure *st)
+{
+  PetscFunctionBegin;
+  if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const MatCSRKVariant MatCSRKVariantNodes = {"nodes", CSRKNodesApplies, CSRKNodesBuild, CSRKNodesMult, CSRKNodesRefresh, {CSRK_ARRAY(nodesz, CSRK_LEN_NODES, PETSC_FALSE), CSRK_ARRAY(nodesrc, CSRK_LEN_NODES, PETSC_FALSE)}};

@@ -184,29 +184,32 @@ static void CSRKNumberRows(CSRKPatternTable *my, const MatCSRKStructure *st, con
 }
 
 /*
-  MatCSRKFindRowPatterns - the row patterns of the rows of st when the distinct rows fit the dictionary and they save
-  bytes against index_bytes per nonzero (0: 2 or 4, whether the dictionary's offsets fit 16 bits or not; pat->rowpat
-  NULL otherwise). The rows are read from aj, the AIJ columns, for a natural-order structure, else from st's 16-bit
-  offsets or 32-bit columns in the rows' own numbering (aj NULL). slices (one thread): the patterns are wanted only
-  with row slices, and the search stops once too few rows are left for them. pat->bw: the bandwidth of the rows when
-  they all fit the dictionary, else -1.
+  MatCSRKStructureFindPatterns - replaces the column indices of a CPU structure by row patterns when the distinct rows
+  fit the dictionary and they save bytes against the indices they replace (16-bit offsets where they exist or would
+  fit; st unchanged otherwise). The rows are read from aj, the AIJ columns, for a natural-order structure, which then
+  needs no offsets of its own, else from st's 16-bit offsets or 32-bit columns in the rows' own numbering (aj NULL).
+  slices (one thread in the natural order): the patterns are wanted only with row slices, and the search stops once
+  too few rows are left for them. A natural-order structure whose bandwidth was not computed takes it from the
+  dictionary.
 
   Each thread numbers the patterns of its own rows (those it multiplies, which it also touches first) in its own
   dictionary, trying the last patterns seen before the hash table; the dictionaries are then merged and the rows
   of the other threads renumbered.
 */
-PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const PetscInt *aj, PetscReal index_bytes, PetscBool slices, MatCSRKRowPatterns *pat)
+PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const PetscInt *aj, PetscBool slices)
 {
   const PetscInt    T = st->nthreads;
   CSRKPatternTable *tb;
-  PetscInt        **remap, fail = 0, entries;
+  PetscInt        **remap, fail = 0, entries, bw = -1;
   uint16_t         *rowpat;
   PetscLogDouble    t0, t1;
+  PetscReal         index_bytes = 4.0; /* of the indices the patterns replace */
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  PetscCall(PetscMemzero(pat, sizeof(*pat)));
-  pat->bw = -1;
+  if (st->coloff) index_bytes = 2.0;
+  else if (aj && st->bw_after < 0) index_bytes = 0; /* from the dictionary */
+  else if (aj && st->bw_after <= CSRK_COLOFF_MAX) index_bytes = 2.0;
   if (!st->m || (!aj && !st->coloff && !st->colidx)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(!slices || T == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row patterns for row slices only: one thread");
   PetscCall(PetscCalloc1(T + 1, &tb)); /* tb[T]: the merged dictionary */
@@ -236,9 +239,10 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
   }
   entries = tb[T].start[tb[T].npat];
   if (!fail) {
-    pat->bw = 0;
-    for (PetscInt e = 0; e < entries; e++) pat->bw = PetscMax(pat->bw, PetscAbsInt((PetscInt)tb[T].off[e]));
-    if (index_bytes <= 0) index_bytes = pat->bw <= CSRK_COLOFF_MAX ? 2.0 : 4.0;
+    bw = 0;
+    for (PetscInt e = 0; e < entries; e++) bw = PetscMax(bw, PetscAbsInt((PetscInt)tb[T].off[e]));
+    if (index_bytes <= 0) index_bytes = bw <= CSRK_COLOFF_MAX ? 2.0 : 4.0;
+    if (aj && st->bw_before < 0) st->bw_before = st->bw_after = bw;
   }
   /* the dictionary must save bytes: 2 per row and its offsets against the index bytes per nonzero */
   if (!fail && 2.0 * st->m + 4.0 * entries < index_bytes * st->nnz) {
@@ -255,16 +259,18 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
       if (t)
         for (PetscInt r = r0; r < r1; r++) rowpat[r] = (uint16_t)remap[t][rowpat[r]];
     }
-    pat->npat = all->npat;
-    PetscCall(PetscMalloc1(all->npat + 1, &pat->patptr));
-    PetscCall(PetscMalloc1(PetscMax(entries, 1), &pat->patoff));
-    PetscCall(PetscArraycpy(pat->patptr, all->start, all->npat + 1));
-    PetscCall(PetscArraycpy(pat->patoff, all->off, entries));
-    pat->rowpat = rowpat;
-    rowpat      = NULL;
+    st->npat = all->npat;
+    PetscCall(PetscMalloc1(all->npat + 1, &st->patptr));
+    PetscCall(PetscMalloc1(PetscMax(entries, 1), &st->patoff));
+    PetscCall(PetscArraycpy(st->patptr, all->start, all->npat + 1));
+    PetscCall(PetscArraycpy(st->patoff, all->off, entries));
+    st->rowpat = rowpat;
+    rowpat     = NULL;
+    PetscCall(PetscFree(st->coloff));
+    if (!st->shared) PetscCall(PetscFree(st->colidx));
   }
   PetscCall(PetscTime(&t1));
-  if (pat->rowpat) PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero (%g s)\n", pat->npat, entries, (double)(8 * index_bytes), t1 - t0));
+  if (st->rowpat) PetscCall(PetscInfo(A, "Column indices as row patterns: %" PetscInt_FMT " distinct rows (%" PetscInt_FMT " offsets), 16 bits per row instead of %.0f bits per nonzero (%g s)\n", st->npat, entries, (double)(8 * index_bytes), t1 - t0));
   else if (fail == 2) PetscCall(PetscInfo(A, "Column indices kept: too few rows in runs of %d with one pattern for row slices, the only use of row patterns on one thread in the natural order (%g s)\n", CSRK_SLICE, t1 - t0));
   else PetscCall(PetscInfo(A, "Column indices kept: %s (%g s)\n", fail ? "more distinct rows than the row-pattern dictionary holds" : "row patterns would not save bytes", t1 - t0));
   for (PetscInt t = 0; t < T; t++) PetscCall(PetscFree(remap[t]));
@@ -275,39 +281,11 @@ PetscErrorCode MatCSRKFindRowPatterns(Mat A, const MatCSRKStructure *st, const P
 }
 
 /*
-  MatCSRKStructureFindPatterns - replaces the column indices of a CPU structure by row patterns where they fit and
-  save bytes (st unchanged otherwise); aj: the AIJ columns of a natural-order structure, which then needs no offsets
-  of its own, else NULL; slices: the patterns are wanted only with row slices (one thread in the natural order). A
-  natural-order structure whose bandwidth was not computed takes it from the dictionary.
-*/
-PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const PetscInt *aj, PetscBool slices)
-{
-  MatCSRKRowPatterns pat;
-  PetscReal          index_bytes = 4.0; /* of the indices the patterns replace: 16-bit offsets where they exist or would fit */
-
-  PetscFunctionBegin;
-  if (st->coloff) index_bytes = 2.0;
-  else if (aj && st->bw_after < 0) index_bytes = 0; /* from the dictionary */
-  else if (aj && st->bw_after <= CSRK_COLOFF_MAX) index_bytes = 2.0;
-  PetscCall(MatCSRKFindRowPatterns(A, st, aj, index_bytes, slices, &pat));
-  if (aj && st->bw_before < 0 && pat.bw >= 0) st->bw_before = st->bw_after = pat.bw;
-  if (!pat.rowpat) PetscFunctionReturn(PETSC_SUCCESS);
-  st->npat   = pat.npat;
-  st->rowpat = pat.rowpat;
-  st->patptr = pat.patptr;
-  st->patoff = pat.patoff;
-  PetscCall(PetscFree(st->coloff));
-  if (!st->shared) PetscCall(PetscFree(st->colidx));
-  st->index_bytes = 0;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*
   MatCSRKPatternsBegin - starts the row-pattern search of a one-thread natural-order structure done a part at a time
-  with the fill of its row slices (csrksetup.c): an empty dictionary whose offsets the kernel reads directly
-  (st->patptr, st->patoff) as the numbered rows use them; no row numbered yet (st->rpat = 0)
+  with the fill of its row slices (the set-up budget's fill): an empty dictionary whose offsets the kernel reads directly
+  (st->patptr, st->patoff) as the numbered rows use them; no row numbered yet
 */
-PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *st)
+PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *st, MatCSRKFill *fill)
 {
   CSRKPatternTable *tb;
 
@@ -315,30 +293,29 @@ PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *st)
   PetscCheck(st->nthreads == 1 && st->shared, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A row-pattern search by parts needs one thread over the AIJ arrays");
   PetscCall(PetscNew(&tb));
   PetscCall(PetscMalloc1(st->m, &st->rowpat));
-  st->patsearch   = tb;
+  fill->patsearch = tb;
+  fill->rpat      = 0;
   st->patptr      = tb->start;
   st->patoff      = tb->off;
   st->npat        = 0;
-  st->rpat        = 0;
-  st->index_bytes = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*
-  MatCSRKPatternsExtend - numbers the rows [st->rpat, rows) of a search begun with MatCSRKPatternsBegin(); *fits:
+  MatCSRKPatternsExtend - numbers the rows [fill->rpat, rows) of a search begun with MatCSRKPatternsBegin(); *fits:
   PETSC_FALSE when a row does not fit the dictionary (the search is then of no use)
 */
-PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *st, PetscInt rows, PetscBool *fits)
+PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *st, MatCSRKFill *fill, PetscInt rows, PetscBool *fits)
 {
-  CSRKPatternTable *tb   = (CSRKPatternTable *)st->patsearch;
+  CSRKPatternTable *tb   = (CSRKPatternTable *)fill->patsearch;
   PetscInt          fail = 0;
 
   PetscFunctionBegin;
   PetscCheck(tb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No row-pattern search under way");
   rows = PetscMin(rows, st->m);
-  if (rows > st->rpat) CSRKNumberRows(tb, st, (const PetscInt *)st->colidx, st->rpat, rows, PETSC_FALSE, &fail, st->rowpat);
+  if (rows > fill->rpat) CSRKNumberRows(tb, st, (const PetscInt *)st->colidx, fill->rpat, rows, PETSC_FALSE, &fail, st->rowpat);
   *fits = (PetscBool)!fail;
-  if (!fail) st->rpat = PetscMax(st->rpat, rows);
+  if (!fail) fill->rpat = PetscMax(fill->rpat, rows);
   st->npat = tb->npat;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -347,13 +324,13 @@ PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *st, PetscInt rows, PetscB
   MatCSRKPatternsEnd - ends a search by parts whose rows are all numbered: the dictionary copied to arrays of its own
   size, and the bandwidth it gives
 */
-PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *st)
+PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *st, MatCSRKFill *fill)
 {
-  CSRKPatternTable *tb = (CSRKPatternTable *)st->patsearch;
+  CSRKPatternTable *tb = (CSRKPatternTable *)fill->patsearch;
   PetscInt          entries;
 
   PetscFunctionBegin;
-  PetscCheck(tb && st->rpat == st->m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The row-pattern search is not complete");
+  PetscCheck(tb && fill->rpat == st->m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The row-pattern search is not complete");
   entries = tb->start[tb->npat];
   PetscCall(PetscMalloc1(tb->npat + 1, &st->patptr));
   PetscCall(PetscMalloc1(PetscMax(entries, 1), &st->patoff));
@@ -363,6 +340,52 @@ PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *st)
   st->bw_before = 0;
   for (PetscInt e = 0; e < entries; e++) st->bw_before = PetscMax(st->bw_before, PetscAbsInt((PetscInt)tb->off[e]));
   st->bw_after = st->bw_before;
-  PetscCall(PetscFree(st->patsearch));
+  PetscCall(PetscFree(fill->patsearch));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The row loop over row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
+   which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
+   after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the row-pointer
+   form measured at least as fast for its 4 bytes per row (docs/history/experiments.md) */
+#define CSRK_PATTERN_ROWS(R0, R1, OUT, UNUSED) \
+  do { \
+    const PetscScalar *xr = xx + (R0); \
+    for (PetscInt r = (R0); r < (R1); r++, xr++) { \
+      const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0; \
+      const int32_t     *ix = po + p0; \
+      const PetscScalar *v  = va + rp[r]; \
+      PetscScalar        sum = 0.0; \
+      for (CSRKIdx j = 0; j < nz; j++) sum += v[j] * xr[ix[j]]; \
+      out[r] = OUT; \
+    } \
+  } while (0)
+
+static void CSRKPatternsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+{
+  const CSRKIdx *restrict     rp     = st->rowptr;
+  const uint16_t *restrict    rowpat = st->rowpat;
+  const CSRKIdx *restrict     pp     = st->patptr;
+  const int32_t *restrict     po     = st->patoff;
+  const PetscScalar *restrict va     = st->val;
+
+  CSRK_OUTPUTS(CSRK_PATTERN_ROWS, 0);
+}
+
+/* one thread in the natural order keeps the AIJ loop, unless the rows make slices (the entry before) */
+static PetscBool CSRKPatternsApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
+{
+  return (PetscBool)(plan->patterns && !plan->onethread);
+}
+
+/* the patterns, unless the row slices searched for them already: found or not, the rows are the same */
+static PetscErrorCode CSRKPatternsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
+{
+  PetscFunctionBegin;
+  if (!plan->searched) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : plan->aj, plan->onethread));
+  plan->searched = PETSC_TRUE;
+  *built         = (PetscBool)!!st->rowpat;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const MatCSRKVariant MatCSRKVariantPatterns = {"patterns", CSRKPatternsApplies, CSRKPatternsBuild, CSRKPatternsMult, NULL, {CSRK_ARRAY(rowpat, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(patptr, CSRK_LEN_PATTERNS1, PETSC_FALSE), CSRK_ARRAY(patoff, CSRK_LEN_PATOFF, PETSC_FALSE)}};

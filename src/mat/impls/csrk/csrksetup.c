@@ -1,38 +1,21 @@
 /*
-   When a CPU block builds its CSR-k structure and copies new values into it: the set-up budget (rent, then rent to own).
+   When a CPU block builds its CSR-k structure and copies new values into it: the set-up budget (rent, then rent to own;
+   docs/design.md, "Set-up budget").
 
-   The structure costs a build (a pattern search and copies of the values, an ordering where one is chosen) and a copy
-   of the values after each change, and only faster products pay that back. A solve of a few products cannot, a long
-   one can, and neither knows its length in advance. So a block multiplies with PETSc's AIJ kernel ("rent") until the
-   products since the last change (of the values or the pattern) would have paid for the set-up at CSRK_SETUP_BUDGET
-   of their time: a build expected at P AIJ products waits for P / CSRK_SETUP_BUDGET products, a refresh of the values
-   for CSRK_REFRESH_PRODUCTS / CSRK_SETUP_BUDGET. The set-up then never costs more than about that fraction of the
-   product time, in a short solve or a long one.
-
-   The usual block, one thread in the user's order whose rows make row slices (the MPI-only default), does better:
-   its build only allocates (CSRK_PARTS_PRODUCTS), and the row-pattern search and the copy of the values into slices,
-   nearly all of the cost, come a part at a product (CSRKBudgetFillPart(), "rent to own"): the products pay for each
-   part with the time the parts before it saved, measured in the products themselves, so the slices are complete after
-   tens of products instead of a whole build's 140. A value change sends the filled rows back to the AIJ loop at once
-   and they are filled again the same way, once the products since the change would have paid for a whole fill at the
-   savings the last fill measured (CSRKBudgetRefill()).
-
-   Whole builds wait for counts of products, not seconds: the blocks of an MPI matrix, multiplied together, reach the
-   count together and build at the same product. A rule on each rank's own timings had them build at different
-   products, each build stalling the others at the next halo exchange (docs/design.md, "Set-up budget"). The parts
-   are decided on each rank's timings, but each is 1/CSRK_FILL_PARTS of a build, which bounds such a stall. Timings
-   also serve a decision that each rank may take alone: a built structure is compared with AIJ's own kernel (its
-   inode kernel where AIJ found inodes) in interleaved products, and, where it has row nodes, with its own loop
-   without them; the fastest is kept, and a structure no faster than AIJ's kernel is dropped until the nonzero
-   pattern changes (the rank then runs AIJ's kernel, its fastest). This comparison, CSRKBudgetJudge(), is the one
-   place that decides between kernels that do the same work in different ways: it is measured on the rank's own
-   CPU and matrix, not assumed (docs/design.md, "Set-up budget", "Row nodes").
-
-   The off-process block of an MPI matrix always runs AIJ's product (compressed rows). With the auto ordering the
-   first build keeps the user's order; the check of a reordering (an ordering, a second build and the timing that
-   confirms it, tens of products) waits for a count of its own.
+   The structure costs a build and a copy of the values after each change, which only faster products pay back, and a
+   solve does not know its length. So a block multiplies with PETSc's AIJ kernel ("rent") until the products since the
+   last change would have paid for the set-up at CSRK_SETUP_BUDGET of their time. One thread in the user's order whose
+   rows make row slices does better: its build only allocates, and the pattern search and the copy into slices come a
+   part at a product, paid for by what the parts before saved ("rent to own", CSRKBudgetFillPart()). Whole builds wait
+   for counts of products, not seconds, so that the blocks of an MPI matrix build at the same product; a built
+   structure is compared with AIJ's own kernel (and, with row nodes, with its loop without them) in interleaved
+   products on each rank, and the fastest kept (CSRKBudgetJudge()). Eager set-up is this budget without the waits:
+   built whole at the first product, refreshed at the first product after a change, kept uncompared. The off-process
+   block of an MPI matrix runs AIJ's product (compressed rows); the auto ordering's check of a reordering waits for a
+   count of its own.
 */
 #include "csrkimpl.h"
+#include <string.h>
 
 #define CSRK_SETUP_BUDGET     0.05 /* fraction of the product time a set-up may spend (about 3 % of a CG solve's time) */
 #define CSRK_BUILD_PRODUCTS   7.0  /* expected cost of a build in the user's order on several threads, in AIJ products (docs/design.md) */
@@ -46,10 +29,16 @@
 #define CSRK_JUDGE_OUT        1.2  /* a candidate this much slower than the fastest, after 2 products of each, leaves the comparison: its products cost */
 #define CSRK_BUILD_FLOOR      20e-6 /* seconds a build costs at least (allocations; docs/design.md, "Two costs that a small block does not repay") */
 
-/* the products to wait for a set-up of this expected cost */
-static inline PetscInt CSRKBudgetWait(PetscReal products)
+/* eager: the budget that does not wait (nor compare, nor drop what it built, nor fill by parts) */
+static inline PetscBool CSRKEager(const Mat_SeqCSRK *sp)
 {
-  return (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
+  return (PetscBool)(sp->opt.setup == MAT_CSRK_SETUP_EAGER);
+}
+
+/* the products to wait for a set-up of this expected cost */
+static inline PetscInt CSRKBudgetWait(const Mat_SeqCSRK *sp, PetscReal products)
+{
+  return CSRKEager(sp) ? 0 : (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
 }
 
 /* whether a build of this expected cost (in AIJ products) waits still: its cost is at least CSRK_BUILD_FLOOR seconds,
@@ -57,33 +46,24 @@ static inline PetscInt CSRKBudgetWait(PetscReal products)
    of to pay for at the budget. The products are counted since the values last changed (or the pattern): values that
    change every few products (a Newton step's Jacobian on the levels of a multigrid) would have the structure filled
    and refilled at each change without the products to pay for it */
-static inline PetscBool CSRKBudgetBuildWaits(const MatCSRKBudget *b, PetscReal products)
+static inline PetscBool CSRKBudgetBuildWaits(const Mat_SeqCSRK *sp, PetscReal products)
 {
+  const MatCSRKBudget *b = &sp->budget;
+
   if (b->tbase > 0) products = PetscMax(products, CSRK_BUILD_FLOOR / b->tbase);
-  return (PetscBool)(b->nvalues < CSRKBudgetWait(products));
+  return (PetscBool)(b->nvalues < CSRKBudgetWait(sp, products));
 }
 
 /* A new nonzero pattern (or new options): nothing known of its products yet */
 static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 {
-  b->tbase    = 0;
-  b->wjudged  = PETSC_FALSE;
-  b->ncand    = 0;
-  b->cand     = -1;
-  b->spent    = 0;
-  b->saved    = 0;
-  b->rbase    = 0;
-  b->rslices  = 0;
-  b->rloop    = 0;
-  b->tpart    = 0;
-  b->nwait    = 0;
-  b->npattern = 0;
-  b->nvalues  = 0;
-  b->nfastst  = 0;
-  b->judged   = PETSC_FALSE;
-  b->declined = PETSC_FALSE;
-  b->noslices = PETSC_FALSE;
-  b->reorder  = (PetscBool)(opt->ordering == MAT_CSRK_ORDERING_AUTO);
+  const PetscInt nbase = b->nbase, nfast = b->nfast; /* the counts of MatCSRKGetInfo() go on */
+
+  memset(b, 0, sizeof(*b)); /* the fill too: the structure was dropped with it */
+  b->nbase   = nbase;
+  b->nfast   = nfast;
+  b->cand    = -1;
+  b->reorder = (PetscBool)(opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER);
 }
 
 /* the nonzeros of the AIJ block A */
@@ -99,10 +79,24 @@ static PetscErrorCode CSRKNonzeros(Mat A, PetscInt *nz)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* whether the slices of st are filled a part at a product: one thread over the AIJ arrays */
-static inline PetscBool CSRKFilledByParts(const MatCSRKStructure *st)
+/* whether the slices of st are being filled a part at a product */
+static inline PetscBool CSRKFilling(const MatCSRKBudget *b, const MatCSRKStructure *st)
 {
-  return (PetscBool)(st->sval && st->nthreads == 1 && st->shared);
+  return (PetscBool)(b->fill.parts && b->fill.rfill < st->m);
+}
+
+/* MatSeqCSRKDropStructure - the structure of A freed, with its fill by parts: a row-pattern search under way, which
+   the structure's patptr and patoff point into */
+PetscErrorCode MatSeqCSRKDropStructure(Mat A)
+{
+  Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
+
+  PetscFunctionBegin;
+  if (sp->budget.fill.patsearch && sp->st) sp->st->patptr = NULL, sp->st->patoff = NULL;
+  PetscCall(PetscFree(sp->budget.fill.patsearch));
+  PetscCall(PetscMemzero(&sp->budget.fill, sizeof(sp->budget.fill)));
+  PetscCall(MatCSRKStructureDestroy(&sp->st));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* whether AIJ's own kernel for A is its inode kernel (consecutive rows with one column list multiplied together):
@@ -176,11 +170,12 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
    is AIJ's inode kernel, and judging it costs products */
 static inline PetscBool CSRKRunsAIJLoop(const MatCSRKStructure *st)
 {
-  return (PetscBool)(st->nthreads == 1 && !st->perm && !st->sval && !st->rowpat && !st->nodesz && st->index_bytes == 4);
+  return (PetscBool)(st->nthreads == 1 && !st->perm && st->variant == &MatCSRKVariantColumns32);
 }
 
-/* Builds the structure with the options opt; its time is the fill's first expense. A structure that would run
-   AIJ's loop is not kept (a user who wants it anyway sets -mat_csrk_setup eager) */
+/* Builds the structure for the current pattern and values of A with the options opt, its row slices filled by parts
+   where the plan takes them (not eager); its time is the fill's first expense. A structure that would run AIJ's loop is
+   not kept (a user who wants it anyway sets -mat_csrk_setup eager) */
 static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptions *opt)
 {
   MatCSRKBudget *b = &sp->budget;
@@ -188,7 +183,10 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  PetscCall(MatSeqCSRKBuildStructure(A, opt));
+  PetscCall(MatSeqCSRKDropStructure(A));
+  PetscCall(MatCSRKStructureBuild(A, opt, CSRKEager(sp) ? NULL : &b->fill, -1, &sp->st));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &sp->state));
+  sp->nbuilds++;
   PetscCall(PetscTime(&t1));
   b->nfastst = 0;
   b->wjudged = PETSC_FALSE;
@@ -197,10 +195,10 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->spent   = t1 - t0;
   b->saved   = 0;
   b->nwait   = 0;
-  PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, sp->st->sval && sp->st->rfill < sp->st->m ? ", its row slices to be filled a part at a product" : ""));
-  if (CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A)) {
+  PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, b->fill.parts ? ", its row slices to be filled a part at a product" : ""));
+  if (!CSRKEager(sp) && CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A)) {
     PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    PetscCall(MatSeqCSRKDropStructure(A));
     b->declined = PETSC_TRUE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -216,11 +214,14 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
    so that a clearly slower kernel costs 2 products, not 8. AIJ's kernel, the reference, stays to the end.
    The candidate of the next product, where the comparison is on; cand 0: AIJ's kernel (no structure).
 */
-static inline PetscInt CSRKBudgetJudgeCandidate(MatCSRKBudget *b, const MatCSRKStructure *st)
+static inline PetscInt CSRKBudgetJudgeCandidate(Mat_SeqCSRK *sp)
 {
-  if (b->judged || b->wjudged || (st->sval && st->rfill < st->m)) return -1;
+  MatCSRKBudget          *b  = &sp->budget;
+  const MatCSRKStructure *st = sp->st;
+
+  if (CSRKEager(sp) || b->judged || b->wjudged || CSRKFilling(b, st)) return -1;
   if (!b->ncand) { /* the first product of the comparison (of a structure however built) */
-    b->ncand = st->nodesz ? 3 : 2;
+    b->ncand = st->variant == &MatCSRKVariantNodes ? 3 : 2;
     b->jnext = 0;
     b->jout  = 0;
     for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0, b->njudge[c] = 0;
@@ -266,13 +267,12 @@ static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscL
   if (b->ncand > 2) PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure's row nodes, %g us without them: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], 1e6 * tj[2], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   else PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   if (best == 0) {
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    PetscCall(MatSeqCSRKDropStructure(A));
     b->declined = PETSC_TRUE;
-  } else if (best == 2) {
-    MatCSRKStructure *st = sp->st;
-    PetscCall(PetscFree(st->nodesz));
-    PetscCall(PetscFree(st->nodesrc));
-    st->nnodes = st->nnoderows = st->nvalued = 0;
+  } else if (best == 2) { /* the loop without nodes */
+    PetscCall(MatCSRKVariantFree(&MatCSRKVariantNodes, sp->st));
+    sp->st->variant = MatCSRKVariantIndexLoop(sp->st);
+    sp->st->nnodes = sp->st->nnoderows = sp->st->nvalued = 0;
   }
   if (sp->st) sp->st->nodesoff = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -301,11 +301,13 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
 }
 
 /* whether the account of the fill allows its next part now (the rule of CSRKBudgetFillPart() below) */
-static inline PetscBool CSRKBudgetPartDue(const MatCSRKBudget *b, const MatCSRKStructure *st)
+static inline PetscBool CSRKBudgetPartDue(const Mat_SeqCSRK *sp, const MatCSRKStructure *st)
 {
-  const PetscInt  rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
-  const PetscReal est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
+  const MatCSRKBudget *b    = &sp->budget;
+  const PetscInt       rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS;
+  const PetscReal      est  = b->tpart > 0 ? b->tpart * rows : CSRK_FILL_PRODUCTS / CSRK_FILL_PARTS * b->tbase;
 
+  if (CSRKEager(sp)) return PETSC_TRUE;
   if (b->nvalues < b->nwait) return PETSC_FALSE;
   return (PetscBool)!(b->tbase > 0 && b->spent - b->saved + est > CSRK_SETUP_BUDGET * b->nvalues * b->tbase);
 }
@@ -324,61 +326,68 @@ static PetscErrorCode CSRKBudgetFillPart(Mat A, Mat_SeqCSRK *sp, PetscBool *fill
 {
   MatCSRKBudget    *b  = &sp->budget;
   MatCSRKStructure *st = sp->st;
-  const PetscInt    rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, r0 = st->rfill;
+  MatCSRKFill      *fill = &b->fill;
+  const PetscInt    rows = (st->m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, r0 = fill->rfill;
   PetscLogDouble    t0, t1;
   PetscBool         fits;
 
   PetscFunctionBegin;
   *filled = PETSC_FALSE;
-  if (!CSRKBudgetPartDue(b, st)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!CSRKBudgetPartDue(sp, st)) PetscFunctionReturn(PETSC_SUCCESS);
   *filled = PETSC_TRUE;
   PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t0));
-  PetscCall(MatCSRKStructureFillSlicesTo(st, b->tbase > 0 ? r0 + rows : st->m, &fits));
+  PetscCall(MatCSRKStructureFillSlicesTo(st, fill, b->tbase > 0 && !CSRKEager(sp) ? r0 + rows : st->m, &fits));
   PetscCall(PetscTime(&t1));
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   b->spent += t1 - t0;
-  if (st->rfill > r0) b->tpart = (t1 - t0) / (st->rfill - r0);
+  if (fill->rfill > r0) b->tpart = (t1 - t0) / (fill->rfill - r0);
   /* the rows must fit the dictionary, and at least half of them make slices, as a build at once requires: judged on
      the rows filled so far while they are being numbered (a matrix of few slices has few in its first rows too) */
-  if (!fits || (st->patsearch && 2 * st->nsliced < st->rfill) || (st->rfill == st->m && 2 * st->nsliced < st->m)) {
-    PetscCall(PetscInfo(A, "Set-up budget: %s after %" PetscInt_FMT " of %" PetscInt_FMT " rows: no row slices, the structure is built without them\n", fits ? "too few rows in slices" : "more distinct rows than the row-pattern dictionary holds", st->rfill, st->m));
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
+  if (!fits || (fill->patsearch && 2 * st->nsliced < fill->rfill) || (fill->rfill == st->m && 2 * st->nsliced < st->m)) {
+    PetscCall(PetscInfo(A, "Set-up budget: %s after %" PetscInt_FMT " of %" PetscInt_FMT " rows: no row slices, the structure is built without them\n", fits ? "too few rows in slices" : "more distinct rows than the row-pattern dictionary holds", fill->rfill, st->m));
+    PetscCall(MatSeqCSRKDropStructure(A));
     b->noslices = PETSC_TRUE;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (st->rfill == st->m) PetscCall(PetscInfo(A, "Set-up budget: row slices filled after %" PetscInt_FMT " products (%" PetscInt_FMT " of %" PetscInt_FMT " rows in slices), set-up %g s, saved %g s\n", b->nvalues, st->nsliced, st->m, b->spent, b->saved));
+  if (fill->rfill == st->m) PetscCall(PetscInfo(A, "Set-up budget: row slices filled after %" PetscInt_FMT " products (%" PetscInt_FMT " of %" PetscInt_FMT " rows in slices), set-up %g s, saved %g s\n", b->nvalues, st->nsliced, st->m, b->spent, b->saved));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* New values in a structure whose slices are filled by parts: all its rows run the AIJ loop again at once, and are
-   filled again as the products pay for it. Where the fill before measured its cost and what the filled rows save, the
-   new fill waits first for the products that would pay for a whole fill at those savings (rent, then buy): values that
-   change every few products (the Jacobian of each Newton step on the coarse levels of a multigrid) then run AIJ's
-   kernel throughout instead of paying for fills that the next change throws away (docs/design.md, "Set-up budget") */
-static PetscErrorCode CSRKBudgetRefill(Mat A, Mat_SeqCSRK *sp, PetscObjectState state)
+/* New values for the structure, the one path of a value refresh: the copy gathered and the variant's own refresh
+   (MatCSRKStructureRefreshValues()), or, for slices filled by parts, all rows back to the AIJ loop, to be filled again
+   once the products since the change would pay for a whole fill at the savings the last fill measured: values that
+   change every few products then run AIJ's kernel throughout (docs/design.md, "Set-up budget") */
+static PetscErrorCode CSRKBudgetRefresh(Mat A, Mat_SeqCSRK *sp, PetscObjectState state)
 {
   MatCSRKBudget       *b    = &sp->budget;
   const PetscLogDouble fill = b->tpart * sp->st->m, save = (b->rbase - b->rslices) * sp->st->nnz;
 
   PetscFunctionBegin;
-  b->nwait = b->tpart > 0 && b->rslices > 0 && save > 0 ? (PetscInt)PetscCeilReal(PetscMin(fill / save, 1e9)) : 0;
-  if (b->nwait) PetscCall(PetscInfo(A, "Set-up budget: new values, the fill starts again after %" PetscInt_FMT " products (a whole fill %g s, %g s saved per product)\n", b->nwait, fill, save));
-  sp->st->rfill = 0;
-  if (sp->st->patsearch) sp->st->nsliced = 0; /* counted again as the rows are filled */
-  sp->state     = state;
+  if (b->fill.parts) {
+    b->nwait = b->tpart > 0 && b->rslices > 0 && save > 0 ? (PetscInt)PetscCeilReal(PetscMin(fill / save, 1e9)) : 0;
+    if (b->nwait) PetscCall(PetscInfo(A, "Set-up budget: new values, the fill starts again after %" PetscInt_FMT " products (a whole fill %g s, %g s saved per product)\n", b->nwait, fill, save));
+    b->fill.rfill = 0;
+    if (b->fill.patsearch) sp->st->nsliced = 0; /* counted again as the rows are filled */
+    b->spent   = 0;
+    b->saved   = 0;
+    b->nvalues = 0; /* already so after a change of the object state; not after MatRetrieveValues() */
+  } else {
+    PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+    PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
+    PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+  }
+  sp->state = state;
   sp->nrefresh++;
-  b->spent   = 0;
-  b->saved   = 0;
-  b->nvalues = 0; /* already so after a change of the object state; not after MatRetrieveValues() */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*
-   MatSeqCSRKGetProductStructure - the structure the next product of A runs with, built or refreshed now when the
-   budget allows; NULL: this product runs with PETSc's AIJ kernel (always current: the AIJ arrays are the master copy)
+   MatSeqCSRKGetStructure - the structure the next product of A runs with (product), or that MatCSRKGetInfo() reports,
+   built or refreshed now when the budget allows; NULL: this product runs with PETSc's AIJ kernel (always current: the
+   AIJ arrays are the master copy)
 */
-PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
+PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure **st)
 {
   Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
   MatCSRKBudget   *b  = &sp->budget;
@@ -388,14 +397,10 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
   *st = NULL;
   /* the off-process block of an MPI matrix: its rows are mostly empty, which AIJ's compressed rows skip and a
      structure over every row does not */
-  if (sp->offdiag && !sp->opt.gpu) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sp->opt.setup == MAT_CSRK_SETUP_EAGER) {
-    PetscCall(MatSeqCSRKGetUpToDateStructure(A, st));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  if (product && sp->offdiag && sp->opt.target == MAT_CSRK_TARGET_CPU) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Not for unassembled matrix");
   if (sp->stale || sp->nzstate != A->nonzerostate) {
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    PetscCall(MatSeqCSRKDropStructure(A));
     CSRKBudgetNewPattern(b, &sp->opt);
     sp->nzstate = A->nonzerostate;
     sp->stale   = PETSC_FALSE;
@@ -405,10 +410,10 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     b->seen    = state;
     b->nvalues = 0;
   }
-  if (b->declined) {
+  if (b->declined && !CSRKEager(sp)) {
     /* the natural order was no faster than AIJ: the auto ordering's check of a reordering still comes, as it would
        with the structure kept (a scrambled matrix gains by the reordering, not by the natural-order structure) */
-    if (!b->reorder || b->npattern < CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (!b->reorder || b->npattern < CSRKBudgetWait(sp, CSRK_REORDER_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
     b->declined = PETSC_FALSE;
     PetscCall(CSRKBudgetReorder(A, sp));
     if (!sp->st) {
@@ -421,40 +426,39 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
     PetscReal      cost;
     PetscInt       nz = 0;
 
-    if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
+    if (opt.ordering == MAT_CSRK_ORDERING_AUTO && !CSRKEager(sp)) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
     if (b->noslices) opt.slices = PETSC_FALSE;
     /* the shortest wait (the build floor included), before the nonzero count, a lookup, is asked for */
-    if (CSRKBudgetBuildWaits(b, PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS);
+    if (CSRKBudgetBuildWaits(sp, PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKNonzeros(A, &nz));
     if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
     else if (MatCSRKKernelThreads(&opt, nz) > 1) cost = CSRK_BUILD_PRODUCTS;
     else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
     else cost = CSRK_ONE_PRODUCTS;
-    if (CSRKBudgetBuildWaits(b, cost)) PetscFunctionReturn(PETSC_SUCCESS);
-    if (cost == CSRK_PARTS_PRODUCTS && nz > 0) {
+    if (CSRKBudgetBuildWaits(sp, cost)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (cost == CSRK_PARTS_PRODUCTS && nz > 0 && !CSRKEager(sp)) {
       PetscCall(CSRKBudgetProbe(A, sp));
       if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
       if (b->noslices) opt.slices = PETSC_FALSE;
     }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
-  } else if (sp->state != state && CSRKFilledByParts(sp->st)) PetscCall(CSRKBudgetRefill(A, sp, state));
-  else if (sp->state != state) {
-    if (b->nvalues < CSRKBudgetWait(CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(MatSeqCSRKRefreshStructure(A));
-  } else if (b->reorder && b->npattern >= CSRKBudgetWait(CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
+  } else if (sp->state != state) {
+    if (!b->fill.parts && b->nvalues < CSRKBudgetWait(sp, CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(CSRKBudgetRefresh(A, sp, state));
+  } else if (b->reorder && b->npattern >= CSRKBudgetWait(sp, CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
   /* nothing filled and no part due: AIJ's own kernel, without attaching the AIJ arrays (a lookup per product) */
-  if (sp->st->sval && !sp->st->rfill && !CSRKBudgetPartDue(b, sp->st)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (b->fill.parts && !b->fill.rfill && !CSRKBudgetPartDue(sp, sp->st)) PetscFunctionReturn(PETSC_SUCCESS);
   /* a structure being compared with AIJ's kernel (and its loop without nodes): this product's candidate */
-  b->cand = CSRKBudgetJudgeCandidate(b, sp->st);
+  b->cand = CSRKBudgetJudgeCandidate(sp);
   if (b->cand == 0) PetscFunctionReturn(PETSC_SUCCESS);
   sp->st->nodesoff = (PetscBool)(b->cand == 2);
   PetscCall(MatCSRKStructureAttach(A, sp->st));
-  if (sp->st->sval && sp->st->rfill < sp->st->m) {
+  if (CSRKFilling(b, sp->st)) {
     PetscBool filled = PETSC_TRUE;
     /* as many parts as the account allows (more than one once the filled rows have saved enough) */
-    while (filled && sp->st && sp->st->rfill < sp->st->m) PetscCall(CSRKBudgetFillPart(A, sp, &filled));
-    if (!sp->st || !sp->st->rfill) PetscFunctionReturn(PETSC_SUCCESS); /* nothing filled yet: AIJ's own kernel */
+    while (filled && sp->st && CSRKFilling(b, sp->st)) PetscCall(CSRKBudgetFillPart(A, sp, &filled));
+    if (!sp->st || !b->fill.rfill) PetscFunctionReturn(PETSC_SUCCESS); /* nothing filled yet: AIJ's own kernel */
   }
   *st = sp->st;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -463,11 +467,12 @@ PetscErrorCode MatSeqCSRKGetProductStructure(Mat A, MatCSRKStructure **st)
 /* A product while the slices are filled: the best time per nonzero of each part, timed where it holds at least
    1/CSRK_FILL_PARTS of the nonzeros, gives the time the filled rows saved; after CSRK_JUDGE_PRODUCTS such products
    the filled rows are compared with the AIJ loop, timed in the same products (which a busy machine slows alike) */
-static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st, const PetscLogDouble *tpart)
+static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st)
 {
-  Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)A->spptr;
-  MatCSRKBudget *b   = &sp->budget;
-  const CSRKIdx  nzf = st->rowptr[st->rfill], nzr = (CSRKIdx)st->nnz - nzf;
+  Mat_SeqCSRK          *sp    = (Mat_SeqCSRK *)A->spptr;
+  MatCSRKBudget        *b     = &sp->budget;
+  const CSRKIdx         nzf   = st->rowptr[b->fill.rfill], nzr = (CSRKIdx)st->nnz - nzf;
+  const PetscLogDouble *tpart = b->tfill;
 
   PetscFunctionBegin;
   if (!(b->rbase > 0)) b->rbase = b->tbase / st->nnz; /* the whole AIJ products' */
@@ -490,16 +495,41 @@ static PetscErrorCode CSRKBudgetRecordFilling(Mat A, const MatCSRKStructure *st,
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscInfo(A, "Set-up budget: %g ns per nonzero from the row slices, %g ns with AIJ's loop: structure dropped for this nonzero pattern\n", 1e9 * b->rslices, 1e9 * b->rbase));
-  PetscCall(MatCSRKStructureDestroy(&sp->st));
+  PetscCall(MatSeqCSRKDropStructure(A));
   b->declined = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*
-   MatSeqCSRKBudgetRecord - accounts a product of A that took t seconds, with the structure st (NULL: AIJ's kernel);
-   tpart: the times of its two parts while its slices are filled (MatCSRKMultKernel())
+   MatSeqCSRKBudgetMult - y = A x (+ z) with the structure st that MatSeqCSRKGetStructure() gave: its kernel, or,
+   while its slices are filled a part at a product (one thread over the AIJ arrays), the filled rows from the slices,
+   block by block as the fill went, and the others with the AIJ loop, each part timed for the account of the fill
 */
-PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLogDouble t, const PetscLogDouble *tpart)
+PetscErrorCode MatSeqCSRKBudgetMult(Mat A, const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+{
+  MatCSRKBudget *b     = &((Mat_SeqCSRK *)A->spptr)->budget;
+  const PetscInt rfill = b->fill.rfill;
+  PetscLogDouble t0, t1, t2;
+
+  PetscFunctionBegin;
+  if (!CSRKFilling(b, st)) {
+    PetscCall(MatCSRKMultKernel(st, x, z, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscTime(&t0));
+  MatCSRKSliceRowsFilled(st, rfill, x, z, y);
+  PetscCall(PetscTime(&t1));
+  MatCSRKRowsAIJ(st, rfill, st->m, x, z, y);
+  PetscCall(PetscTime(&t2));
+  b->tfill[0] = t1 - t0;
+  b->tfill[1] = t2 - t1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   MatSeqCSRKBudgetRecord - accounts a product of A that took t seconds, with the structure st (NULL: AIJ's kernel)
+*/
+PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLogDouble t)
 {
   Mat_SeqCSRK   *sp = (Mat_SeqCSRK *)A->spptr;
   MatCSRKBudget *b  = &sp->budget;
@@ -514,9 +544,9 @@ PetscErrorCode MatSeqCSRKBudgetRecord(Mat A, const MatCSRKStructure *st, PetscLo
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   b->nfast++;
-  if (sp->opt.setup == MAT_CSRK_SETUP_EAGER || b->tbase == 0) PetscFunctionReturn(PETSC_SUCCESS);
-  if (st->sval && st->rfill < st->m) {
-    PetscCall(CSRKBudgetRecordFilling(A, st, tpart));
+  if (CSRKEager(sp) || b->tbase == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (CSRKFilling(b, st)) {
+    PetscCall(CSRKBudgetRecordFilling(A, st));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (b->cand > 0) PetscCall(CSRKBudgetJudge(A, sp, b->cand, t));

@@ -158,17 +158,17 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
 }
 
 /*
-  MatCSRKStructureBeginRowValues - a fill of st's slices from row 0 (new values, or the first). The rows keep the list
+  MatCSRKStructureBeginRowValues - a fill of st's slices from row 0 (new values, or the first), whose first m rows have
+  row patterns (all of them, unless a search by parts is under way). The rows keep the list
   numbers of the last fill, and its lists stay in the dictionary: the scan gives each row its row pattern back as it
   reaches it (CSRKRowsUnlist()), and new values equal to a list kept find it again. Only a dictionary more than half
   full is emptied, after a pass that gives every row its row pattern back: a pass over the rows at each change of
   values would cost a third of a product on a 5-point stencil, and the fill's first part, which paid for it, was then
   estimated three times dearer and the fill slowed down (snes ex5 with multigrid, docs/design.md, "Value lists").
 */
-PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st)
+static PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st, PetscInt m)
 {
   MatCSRKRowValues *rv = st->rowvals;
-  const PetscInt    m  = st->patsearch ? st->rpat : st->m; /* the rows numbered so far */
 
   PetscFunctionBegin;
   st->nvalued = 0;
@@ -193,13 +193,13 @@ static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, Pets
   MatCSRKStructureFillSlices - (re)writes st->sval (and the value lists) from st->val, each thread its own rows (the
   rows it multiplies and first touches), or with st->sval NULL only counts; *nsliced: the rows in slices (may be NULL)
 */
-PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nsliced)
+static PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nsliced)
 {
   PetscInt total = 0, nvalued = 0;
 
   PetscFunctionBegin;
   PetscCheck(!st->rowvals || st->nthreads == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Value lists of row slices need one thread");
-  if (st->sval) PetscCall(MatCSRKStructureBeginRowValues(st));
+  if (st->sval) PetscCall(MatCSRKStructureBeginRowValues(st, st->m));
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total, nvalued)
 #endif
@@ -218,48 +218,44 @@ PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt *nslice
     }
   }
   if (nsliced) *nsliced = total;
-  if (st->sval) {
-    st->rfill   = st->m;
-    st->nvalued = nvalued;
-  }
+  if (st->sval) st->nvalued = nvalued;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*
-  MatCSRKStructureFillSlicesTo - continues the fill of st->sval (one thread) from row st->rfill to row rows or a little
+  MatCSRKStructureFillSlicesTo - continues the fill of st->sval (one thread) from row fill->rfill to row rows or a little
   past it (the end of a slice), block by block in the order of the kernel, which runs the filled rows from the slices
   and the others with the AIJ loop (MatCSRKMultKernel()): a fill spread over the products instead of one before them
   (csrksetup.c). A row-pattern search under way numbers the rows first (the slices' scan reads the patterns of the
   CSRK_SLICE rows from each row) and counts the rows in slices; *fits: PETSC_FALSE when the rows do not fit its
   dictionary (nothing filled then).
 */
-PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, PetscInt rows, PetscBool *fits)
+PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, MatCSRKFill *fill, PetscInt rows, PetscBool *fits)
 {
   PetscInt s = 0;
 
   PetscFunctionBegin;
-  PetscCheck(st->sval && st->nthreads == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A fill of row slices by parts needs slices and one thread");
   rows  = PetscMin(rows, st->m);
   *fits = PETSC_TRUE;
-  if (!st->rfill) {
-    PetscCall(MatCSRKStructureBeginRowValues(st));
-    st->qfill = 0;
+  if (!fill->rfill) {
+    PetscCall(MatCSRKStructureBeginRowValues(st, fill->patsearch ? fill->rpat : st->m));
+    fill->qfill = 0;
   }
-  if (st->patsearch) {
-    PetscCall(MatCSRKPatternsExtend(st, rows + CSRK_SLICE, fits));
+  if (fill->patsearch) {
+    PetscCall(MatCSRKPatternsExtend(st, fill, rows + CSRK_SLICE, fits));
     if (!*fits) PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (st->k > 1) /* the super-row of row rfill (one thread runs them all, in order, whatever k) */
-    while (s < st->nsr && st->srptr[s + 1] <= st->rfill) s++;
-  while (st->rfill < rows) {
+    while (s < st->nsr && st->srptr[s + 1] <= fill->rfill) s++;
+  while (fill->rfill < rows) {
     const PetscInt b1 = st->k == 1 ? st->m : st->srptr[s + 1];
     PetscInt       rend, n;
-    n = CSRKSliceFillRange(st, st->rfill, b1, rows, st->val, st->sval, &st->qfill, &st->nvalued, &rend);
-    if (st->patsearch) st->nsliced += n;
-    st->rfill = rend;
+    n = CSRKSliceFillRange(st, fill->rfill, b1, rows, st->val, st->sval, &fill->qfill, &st->nvalued, &rend);
+    if (fill->patsearch) st->nsliced += n;
+    fill->rfill = rend;
     s++;
   }
-  if (st->patsearch && st->rfill == st->m) PetscCall(MatCSRKPatternsEnd(st));
+  if (fill->patsearch && fill->rfill == st->m) PetscCall(MatCSRKPatternsEnd(st, fill));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -345,12 +341,79 @@ CSRK_VECTOR_CLONES static PetscInt CSRKSliceRows(const MatCSRKStructure *st, Pet
   return q;
 }
 
-/*
-  MatCSRKSliceRows - out[r] = (zz[r] +) row r of A times x for the rows of block [r0, r1) of a structure with row
-  patterns and slices (the natural or renumbered order: out and zz in the structure's row order, x its columns), whose
-  values start at position q of sval; returns the position after them
-*/
-PetscInt MatCSRKSliceRows(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt q, const PetscScalar *xx, const PetscScalar *zz, PetscScalar *out)
+/* MatCSRKSliceRowsFilled - out = A x (+ zz) over the rows [0, rfill) of slices filled by parts (one thread), block by
+   block as the fill went (csrksetup.c) */
+void MatCSRKSliceRowsFilled(const MatCSRKStructure *st, PetscInt rfill, const PetscScalar *xx, const PetscScalar *zz, PetscScalar *out)
 {
-  return CSRKSliceRows(st, r0, r1, q, xx, zz, out);
+  PetscInt q = 0;
+
+  if (st->k == 1) (void)CSRKSliceRows(st, 0, rfill, 0, xx, zz, out);
+  else
+    for (PetscInt s = 0; s < st->nsr && st->srptr[s] < rfill; s++) q = CSRKSliceRows(st, st->srptr[s], PetscMin(st->srptr[s + 1], rfill), q, xx, zz, out);
 }
+
+/* The row loop of a structure with row slices: each block of the thread's rows reads its values in order from sval,
+   from its first row's row pointer (the fill's order) */
+#define CSRK_SLICE_ROWS(R0, R1, OUT, UNUSED) q = CSRKSliceRows(st, (R0), (R1), q, xx, zz, out)
+static void CSRKSlicesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
+{
+  PetscInt q = st->rowptr[r0];
+
+  CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);
+}
+
+/* with row patterns: on one thread in the natural order they are searched for only for the slices */
+static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
+{
+  return (PetscBool)(plan->patterns && plan->opt->slices);
+}
+
+/* Row slices where at least half of the rows make them (counted before anything is allocated), with value lists on
+   one thread where the options take them; with the set-up budget's fill, only allocated, to be found and filled a part
+   at a product (csrksetup.c). One thread in the natural order without slices drops its patterns (the AIJ loop is
+   faster there). */
+static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
+{
+  PetscInt       nsliced = 0;
+  PetscLogDouble t0 = 0, t1;
+
+  PetscFunctionBegin;
+  plan->searched = PETSC_TRUE;
+  if (!plan->fill) {
+    PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : plan->aj, plan->onethread));
+    if (!st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(PetscTime(&t0));
+    PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
+  }
+  if (plan->fill || 2 * nsliced >= st->m) {
+    PetscCall(PetscMalloc1(st->nnz, &st->sval));
+    if (st->nthreads == 1 && !plan->fill) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
+    if (plan->opt->values && st->nthreads == 1) {
+      PetscCall(PetscNew(&st->rowvals));
+      st->rowvals->last = -1;
+    }
+  }
+  *built = (PetscBool)!!st->sval;
+  if (plan->fill) {
+    PetscCall(MatCSRKPatternsBegin(st, plan->fill));
+    plan->fill->parts = PETSC_TRUE;
+    plan->fill->rfill = 0;
+    st->nsliced       = 0;
+    PetscCall(PetscInfo(A, "Row patterns and row slices to be found and filled a part at a product\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
+  else if (plan->onethread) PetscCall(MatCSRKVariantFree(&MatCSRKVariantPatterns, st));
+  PetscCall(PetscTime(&t1));
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used", st->nvalued, t1 - t0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKSlicesRefresh(MatCSRKStructure *st)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKStructureFillSlices(st, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}};

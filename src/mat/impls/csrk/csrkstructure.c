@@ -116,13 +116,10 @@ static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
 }
 
 /* Copies column indices and values of the user's CSR into the internal order, each thread touching the rows it will
-   later multiply: this places the pages where the kernel reads them. Reordered rows come from random places: their
-   row pointers, then their entries, then the new numbers of their columns are prefetched some rows ahead. Also saves
-   the start of each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the
-   internal number of each user's row, NULL for the natural ordering; the stored column indices of a reordered copy
-   are iperm[] of the user's). A reordered copy with st->coloff allocated (and no st->colidx) stores the 16-bit
-   offsets from the diagonal directly, without a 32-bit copy to convert: they are meaningful only if the bandwidth it
-   gives fits. */
+   later multiply (which places the pages), prefetching the rows of a reordered copy some rows ahead; saves the start of
+   each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the internal number of
+   each user's row, NULL for the natural ordering). A reordered copy with st->coloff allocated (and no st->colidx)
+   stores the 16-bit offsets from the diagonal directly, meaningful only if the bandwidth it gives fits. */
 static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
 {
   const PetscInt ahead = CSRKPrefetchRows(st);
@@ -187,26 +184,6 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* coloff[q] = column - row of every entry of the natural order, from the AIJ columns aj (the same positions), each
-   thread its own rows (the pages it multiplies with, as in CSRKFill(); a reordered copy stores its offsets there) */
-static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
-{
-#if defined(_OPENMP)
-  #pragma omp parallel num_threads((int)st->nthreads)
-#endif
-  {
-    PetscInt                t = 0, r0, r1;
-    const CSRKIdx *restrict rp = st->rowptr;
-    int16_t *restrict       co = st->coloff;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
-    for (PetscInt r = r0; r < r1; r++)
-      for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
-  }
-}
-
 /* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
 void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscInt nthreads, PetscInt *bw, PetscReal *mean)
 {
@@ -265,7 +242,7 @@ static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *
   for (PetscInt i = 0; i < reps; i++) {
     PetscLogDouble t0, t1;
     PetscCall(PetscTime(&t0));
-    PetscCall(MatCSRKMultKernel(st, x, NULL, y, NULL));
+    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
     PetscCall(PetscTime(&t1));
     *best = PetscMin(*best, t1 - t0);
   }
@@ -277,7 +254,7 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
 {
   PetscFunctionBegin;
   *best = PETSC_MAX_REAL;
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y, NULL));
+  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
   PetscCall(CSRKBestOf(st, x, y, reps, best));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -287,23 +264,13 @@ static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscSc
 #define CSRK_CONFIRM_MAXREP 50
 #define CSRK_CONFIRM_CLEAR  1.5 /* a gap that one round of long products settles */
 
-static PetscErrorCode CSRKStructureBuild(Mat, const MatCSRKOptions *, PetscInt, MatCSRKStructure **);
-
 /*
-   The auto ordering's check of a reordering on the matrix itself. The distance rule that proposed RCM sees only how
-   far the entries lie from the diagonal, not whether x stays in cache anyway or what the two gathers through the
-   permutation (x in, y out) cost: on mesh matrices in their own order RCM can pass the rule yet make the product
-   slower (docs/design.md, "Default ordering"). So the natural-order structure (the AIJ arrays
-   themselves, no copy) is built too, both are timed and the faster one is kept. Both give the same bits (each row is
-   summed in the AIJ order), so the choice changes only the time.
-
-   The timing alternates the candidates in CSRK_CONFIRM_ROUNDS rounds of consecutive products (the best counts), as
-   many as take about CSRK_CONFIRM_BLOCK (1 to CSRK_CONFIRM_MAXREP): a matrix of a few microseconds per product runs
-   up to twice as slow in its first dozens of products as later (the branches of its row lengths are being learnt),
-   which a few products would mistake for its speed. Products of a millisecond or more (one or two per block) are
-   past that: one round decides when one candidate is CSRK_CONFIRM_CLEAR times faster, so a randomly permuted 1M-row
-   matrix costs 3 products (one to warm up, one in each order). The natural structure reuses the bandwidth found by
-   the distance rule instead of another pass over the matrix.
+   The auto ordering's check of a reordering on the matrix itself: the distance rule that proposed RCM does not see
+   whether x stays in cache anyway or what the two gathers through the permutation cost, so the natural-order structure
+   is built too (reusing the bandwidth the rule found), both are timed and the faster one is kept, the same bits either
+   way (docs/design.md, "Default ordering"). The candidates alternate in CSRK_CONFIRM_ROUNDS rounds of as many products
+   as take CSRK_CONFIRM_BLOCK, since a small matrix runs slower in its first dozens of products; one round decides
+   between long products that differ by CSRK_CONFIRM_CLEAR.
 */
 static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **st)
 {
@@ -315,8 +282,7 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
 
   PetscFunctionBegin;
   nopt.ordering = MAT_CSRK_ORDERING_NATURAL;
-  nopt.setup    = MAT_CSRK_SETUP_EAGER; /* timed whole, its slices filled */
-  PetscCall(CSRKStructureBuild(A, &nopt, (*st)->bw_before, &nat));
+  PetscCall(MatCSRKStructureBuild(A, &nopt, NULL, (*st)->bw_before, &nat)); /* timed whole, its slices filled */
   PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
   PetscCall(CSRKTimeProducts(*st, x, y, 1, &first)); /* its untimed product first touches y and starts the threads */
@@ -355,7 +321,7 @@ static void CSRKAdviseHuge(void *p, size_t bytes)
    first write to each 4 KiB page: the faults were most of the cost of the row slices' copy of the values, itself most
    of a natural-order build (docs/design.md, "Set-up budget"). A kernel older than Linux 5.14 refuses the advice and the
    pages fault in as before. */
-static void CSRKPopulate(void *p, size_t bytes)
+void MatCSRKPopulate(void *p, size_t bytes)
 {
 #if defined(MADV_POPULATE_WRITE)
   const uintptr_t page = 4096, a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + bytes) & ~(page - 1);
@@ -363,21 +329,11 @@ static void CSRKPopulate(void *p, size_t bytes)
 #endif
 }
 
-/*
-   MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt
-*/
-PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **out)
-{
-  PetscFunctionBegin;
-  PetscCall(CSRKStructureBuild(A, opt, -1, out));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The ordering to build in: the one asked for, natural for a block that is not square, and for auto RCM where the
    nonzeros lie far from the diagonal on average (a random permutation gives m/3: x reads then miss the cache). RCM
    measured faster to build and to multiply than Band-k on this path (docs/design.md); *autorcm tells that auto
    proposed it, to be checked on the matrix later. The auto test also gives the bandwidth in the user's ordering. */
-static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
+static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
 {
   const PetscInt m = st->m;
 
@@ -391,7 +347,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
     MatCSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
     st->ordering = CSRK_AUTO_SCRAMBLED(*autodist, m) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
-    if (st->ordering == MAT_CSRK_ORDERING_RCM && opt->gpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
+    if (st->ordering == MAT_CSRK_ORDERING_RCM && !plan->cpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
       PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
       st->ordering = MAT_CSRK_ORDERING_NATURAL;
     }
@@ -402,10 +358,12 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKOptions *opt, MatCS
 }
 
 /* k's super-row and super-super-row sizes: the GPU's or the CPU's model (tuning.c), or the user's */
-static PetscErrorCode CSRKLevelSizes(const MatCSRKOptions *opt, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
+static PetscErrorCode CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
 {
+  const MatCSRKOptions *opt = plan->opt;
+
   PetscFunctionBegin;
-  if (opt->gpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
+  if (!plan->cpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
   else PetscCall(MatCSRKChooseSizes(st->k, st->m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
@@ -498,39 +456,6 @@ static PetscErrorCode CSRKRowPointers(Mat A, MatCSRKStructure *st, const PetscIn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* How the CPU kernels are to read the column indices, decided before the arrays are filled */
-typedef struct {
-  PetscBool onethread; /* one thread in the natural order: the AIJ loop over the AIJ arrays, unless the rows make slices */
-  PetscBool compress;  /* 16-bit offsets from the diagonal, where the bandwidth lets them */
-  PetscBool patterns;  /* row patterns, where the rows let them */
-} CSRKIndexPlan;
-
-/* 16-bit column offsets need every entry within CSRK_COLOFF_MAX of the diagonal in the stored numbering; the GPU
-   type uploads the 32-bit columns. They save bytes, which pays where the threads together are bound by the memory;
-   one thread in the natural order runs the AIJ loop over the AIJ arrays instead, which measured faster than the
-   offsets there, while a reordered copy gains from them on one thread too. Row patterns replace the indices of either
-   width under the same conditions; one thread in the natural order keeps the AIJ loop, also faster than the pattern
-   loop on one core, unless the rows make slices (checked once the slices are found). Measurements: docs/design.md,
-   docs/performance.md. */
-static void CSRKPlanIndices(const MatCSRKOptions *opt, const MatCSRKStructure *st, CSRKIndexPlan *plan)
-{
-  plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(opt->compress && !opt->gpu && !plan->onethread);
-  plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && !opt->gpu)));
-}
-
-/* The bandwidth in the user's ordering where the build needs it before the fill: for the 16-bit offsets, and with a
-   reordering (whose own passes cost far more). A natural-order structure without offsets learns it from its row
-   patterns, or when it is asked for (MatCSRKStructureComputeBandwidth()): the pass over the column indices was a good
-   part of the natural-order build (docs/design.md, "Set-up budget"). */
-static void CSRKBandwidthBefore(MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *ai, const PetscInt *aj)
-{
-  PetscReal dist;
-
-  if (st->bw_before >= 0 || !(plan->compress || st->perm)) return;
-  MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
-}
-
 /*
   MatCSRKStructureComputeBandwidth - the bandwidth of a structure (bw_before, bw_after), computed now from the AIJ
   arrays of A where the build did not need it (natural order)
@@ -554,7 +479,7 @@ PetscErrorCode MatCSRKStructureComputeBandwidth(Mat A, MatCSRKStructure *st)
 /* The arrays the kernels read where they are not the AIJ's own, first touched by the thread that multiplies with them
    (CSRKFill()), and x and y in the internal order for a reordered copy; *iperm is handed to the structure where
    the product needs it, else freed. Also the bandwidth in the stored numbering. */
-static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, CSRKIdx **iperm)
+static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const MatCSRKPlan *plan, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, CSRKIdx **iperm)
 {
   PetscFunctionBegin;
   if (!st->shared) {
@@ -591,126 +516,13 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const CSRKInde
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Value lists of the row slices where the options take them: one thread (the lists are found in the rows' order) */
-static PetscErrorCode CSRKChooseRowValues(const MatCSRKOptions *opt, MatCSRKStructure *st)
-{
-  PetscFunctionBegin;
-  if (!opt->values || st->nthreads != 1) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscNew(&st->rowvals));
-  st->rowvals->last = -1;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Row slices (csrkslices.c) where at least half of the rows make them, counted before anything is allocated */
-static PetscErrorCode CSRKChooseSlices(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
-{
-  PetscInt       nsliced;
-  PetscLogDouble t0, t1;
-
-  PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
-  if (2 * nsliced >= st->m) {
-    PetscCall(PetscMalloc1(st->nnz, &st->sval));
-    if (st->nthreads == 1) CSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
-    PetscCall(CSRKChooseRowValues(opt, st));
-    PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
-  }
-  PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", nsliced, st->m, CSRK_SLICE, st->sval ? ", multiplied a row per vector lane" : "; too few, not used", st->nvalued, t1 - t0));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Under the set-up budget, the row patterns and slices of one thread over the AIJ arrays are found and filled a part
-   at a product (csrksetup.c), the rows not yet filled running the AIJ loop: the build only allocates them */
-static PetscErrorCode CSRKBeginParts(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKPatternsBegin(st));
-  PetscCall(PetscMalloc1(st->nnz, &st->sval));
-  PetscCall(CSRKChooseRowValues(opt, st));
-  st->rfill   = 0;
-  st->nsliced = 0;
-  PetscCall(PetscInfo(A, "Row patterns and row slices to be found and filled a part at a product\n"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The column indices the CPU kernels read, as planned: row patterns (with row slices where they apply), 16-bit offsets
-   from the diagonal where the bandwidth allows, else 32-bit columns; -info says which and why */
-static PetscErrorCode CSRKChooseIndices(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st, const CSRKIndexPlan *plan, const PetscInt *aj)
-{
-  PetscFunctionBegin;
-  st->index_bytes = sizeof(CSRKIdx);
-  /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
-     takes the search at once, which finds nothing) */
-  if (plan->patterns && plan->onethread && opt->setup == MAT_CSRK_SETUP_BUDGET && st->nnz > 0) {
-    PetscCall(CSRKBeginParts(A, opt, st));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (plan->patterns) PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : aj, plan->onethread));
-  if (st->rowpat) { /* the patterns replaced the indices; runs of rows with one pattern make slices */
-    if (opt->slices) PetscCall(CSRKChooseSlices(A, opt, st));
-    if (plan->onethread && !st->sval) { /* one thread without slices: the AIJ loop over the AIJ arrays after all */
-      PetscCall(PetscFree(st->rowpat));
-      PetscCall(PetscFree(st->patptr));
-      PetscCall(PetscFree(st->patoff));
-      st->npat        = 0;
-      st->index_bytes = sizeof(CSRKIdx);
-      PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
-    }
-  } else if (plan->compress && st->bw_after <= CSRK_COLOFF_MAX) {
-    if (!st->coloff) { /* natural order */
-      PetscCall(PetscMalloc1(st->nnz, &st->coloff));
-      CSRKFillOffsets(st, aj);
-    }
-    st->index_bytes = sizeof(int16_t);
-    PetscCall(PetscInfo(A, "Column indices as 16-bit offsets from the diagonal (bandwidth %" PetscInt_FMT "): 2 bytes per nonzero instead of 4\n", st->bw_after));
-  } else if (plan->compress) PetscCall(PetscInfo(A, "Column indices kept 32-bit: bandwidth %" PetscInt_FMT " exceeds %d\n", st->bw_after, CSRK_COLOFF_MAX));
-  else if (opt->compress && !opt->gpu) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Row nodes (csrknodes.c): one thread over column indices (natural order, or a reordered copy's renumbered rows), no
-   patterns */
-static PetscErrorCode CSRKChooseNodes(Mat A, const MatCSRKOptions *opt, MatCSRKStructure *st)
-{
-  PetscInt       nnoderows;
-  PetscLogDouble t0, t1;
-
-  PetscFunctionBegin;
-  if (st->nthreads != 1 || !opt->nodes || opt->gpu || !(st->colidx || st->coloff) || st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscTime(&t0));
-  PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
-  if (st->nodesz && opt->values) PetscCall(MatCSRKStructureFindNodeValues(st));
-  PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s, %" PetscInt_FMT " rows multiply an earlier node's values (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", st->nodesrc ? st->nvalued : 0, t1 - t0));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The memory of the structure beyond the AIJ arrays (MatView(), MatCSRKGetInfo()) */
-static void CSRKCountBytes(MatCSRKStructure *st)
-{
-  const PetscInt m = st->m, n = st->n;
-
-  st->bytes = (PetscLogDouble)(st->nsr + 1) * sizeof(CSRKIdx);
-  if (!st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar) + (PetscLogDouble)(m + 1) * sizeof(CSRKIdx);
-  if (st->colidx && !st->shared) st->bytes += (PetscLogDouble)st->nnz * sizeof(CSRKIdx);
-  if (st->coloff) st->bytes += (PetscLogDouble)st->nnz * sizeof(int16_t);
-  if (st->sval) st->bytes += (PetscLogDouble)st->nnz * sizeof(PetscScalar);
-  if (st->rowvals) st->bytes += (PetscLogDouble)sizeof(*st->rowvals);
-  if (st->nodesz) st->bytes += (PetscLogDouble)st->nnodes;
-  if (st->nodesrc) st->bytes += (PetscLogDouble)st->nnodes * sizeof(CSRKIdx);
-  if (st->rowpat) st->bytes += (PetscLogDouble)m * sizeof(uint16_t) + (PetscLogDouble)(st->npat + 1) * sizeof(CSRKIdx) + (PetscLogDouble)st->patptr[st->npat] * sizeof(int32_t);
-  if (st->ssrptr) st->bytes += (PetscLogDouble)(st->nssr + 1) * sizeof(CSRKIdx);
-  if (st->perm) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
-  if (st->srcptr) st->bytes += (PetscLogDouble)m * sizeof(CSRKIdx);
-  if (st->xwork) st->bytes += (PetscLogDouble)n * sizeof(PetscScalar);
-  if (st->ywork) st->bytes += (PetscLogDouble)m * (sizeof(PetscScalar) + sizeof(CSRKIdx));
-}
-
-/* The build, given the bandwidth of A in the user's ordering when a caller knows it (bw_before >= 0): its stages in
-   order, each of one job; the ordering and the arrays are timed apart (st->order_time, st->fill_time) */
-static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, PetscInt bw_before, MatCSRKStructure **out)
+/*
+   MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt: its
+   stages in order, each of one job; the ordering and the arrays are timed apart (st->order_time, st->fill_time). fill:
+   the set-up budget's fill of the row slices a part at a product, where the plan takes them (NULL: built whole);
+   bw_before: the bandwidth of A in the user's ordering when a caller knows it (else -1)
+*/
+PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFill *fill, PetscInt bw_before, MatCSRKStructure **out)
 {
   MatCSRKStructure *st;
   const PetscInt   *ai, *aj;
@@ -718,9 +530,9 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   PetscMemType      mtype;
   PetscInt          m, n, bs, ngroups, *groupptr;
   CSRKIdx          *iperm;
-  CSRKIndexPlan     plan;
+  MatCSRKPlan       plan;
   PetscLogDouble    t0, to, tf, t1;
-  PetscReal         autodist;
+  PetscReal         autodist, dist;
   PetscBool         autorcm;
   char              bw[64] = "not computed";
 
@@ -742,26 +554,28 @@ static PetscErrorCode CSRKStructureBuild(Mat A, const MatCSRKOptions *opt, Petsc
   st->bw_before = bw_before;
   if (bs > 1 && m % bs) bs = 1;
 
-  PetscCall(CSRKChooseOrdering(A, opt, st, ai, aj, &autodist, &autorcm));
-  PetscCall(CSRKLevelSizes(opt, st, bs, ai));
+  MatCSRKPlanBegin(opt, fill, &plan);
+  PetscCall(CSRKChooseOrdering(A, &plan, st, ai, aj, &autodist, &autorcm));
+  PetscCall(CSRKLevelSizes(&plan, st, bs, ai));
   PetscCall(PetscTime(&to));
   PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
   PetscCall(PetscTime(&tf));
   PetscCall(CSRKLevels(st, ngroups, groupptr));
   PetscCall(CSRKRowPointers(A, st, ai));
   PetscCall(CSRKPartitionThreads(st));
-  CSRKPlanIndices(opt, st, &plan);
-  CSRKBandwidthBefore(st, &plan, ai, aj);
+  MatCSRKPlanIndices(st, aj, &plan);
+  /* the bandwidth in the user's ordering where the build needs it before the fill, for the 16-bit offsets and with a
+     reordering; a natural-order structure learns it from its row patterns, or when asked (a pass saved) */
+  if (st->bw_before < 0 && (plan.compress || st->perm)) MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
   PetscCall(CSRKFillArrays(A, st, &plan, ai, aj, aa, &iperm));
-  PetscCall(CSRKChooseIndices(A, opt, st, &plan, aj));
-  PetscCall(CSRKChooseNodes(A, opt, st));
+  PetscCall(MatCSRKPlanBuild(A, &plan, st));
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
   PetscCall(PetscFree(groupptr));
-  CSRKCountBytes(st);
+  MatCSRKStructureCountBytes(st);
   /* the natural-order build inside the check does not come back here (no auto ordering) */
-  if (autorcm && st->perm && !opt->gpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
+  if (autorcm && st->perm && plan.cpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
 
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
@@ -826,94 +640,6 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
   PetscFunctionBegin;
   if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
   else PetscCall(CSRKGatherValues(A, st));
-  if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, NULL));
-  if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#define CSRKDup(field, count) \
-  do { \
-    if (src->field) { \
-      PetscCall(PetscMalloc1((count), &st->field)); \
-      PetscCall(PetscArraycpy(st->field, src->field, (count))); \
-    } \
-  } while (0)
-
-PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStructure **out)
-{
-  MatCSRKStructure *st;
-
-  PetscFunctionBegin;
-  PetscCheck(!src->patsearch, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A structure whose row patterns are being found is not duplicated");
-  PetscCall(PetscNew(&st));
-  *st        = *src;
-  st->rowptr = st->colidx = st->srptr = st->ssrptr = st->perm = st->srcptr = NULL;
-  st->val = st->xwork = st->ywork = NULL;
-  st->iperm           = NULL;
-  st->coloff          = NULL;
-  st->rowpat          = NULL;
-  st->patptr          = NULL;
-  st->patoff          = NULL;
-  st->sval            = NULL;
-  st->rowvals         = NULL;
-  st->nodesz          = NULL;
-  st->nodesrc         = NULL;
-  st->tstart          = NULL;
-  if (!src->shared) { /* else attached to the new matrix's arrays at its first use */
-    CSRKDup(rowptr, src->m + 1);
-    CSRKDup(colidx, src->nnz);
-    CSRKDup(val, src->nnz);
-  }
-  CSRKDup(coloff, src->nnz); /* also next to shared arrays: the offsets are never the AIJ's */
-  CSRKDup(rowpat, src->m);
-  CSRKDup(sval, src->nnz);
-  CSRKDup(rowvals, 1);
-  CSRKDup(patptr, src->npat + 1);
-  if (src->patptr) CSRKDup(patoff, PetscMax(src->patptr[src->npat], 1));
-  CSRKDup(nodesz, src->nnodes);
-  CSRKDup(nodesrc, src->nnodes);
-  CSRKDup(srptr, src->nsr + 1);
-  CSRKDup(ssrptr, src->nssr + 1);
-  CSRKDup(perm, src->m);
-  CSRKDup(srcptr, src->m);
-  CSRKDup(xwork, src->n);
-  CSRKDup(ywork, src->m);
-  CSRKDup(iperm, src->m);
-  CSRKDup(tstart, src->nthreads + 1);
-  *out = st;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
-{
-  PetscFunctionBegin;
-  if (!*st) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!(*st)->shared) {
-    PetscCall(PetscFree((*st)->rowptr));
-    PetscCall(PetscFree((*st)->colidx));
-    PetscCall(PetscFree((*st)->val));
-  }
-  PetscCall(PetscFree((*st)->coloff));
-  PetscCall(PetscFree((*st)->rowpat));
-  PetscCall(PetscFree((*st)->sval));
-  PetscCall(PetscFree((*st)->rowvals));
-  PetscCall(PetscFree((*st)->nodesz));
-  PetscCall(PetscFree((*st)->nodesrc));
-  if ((*st)->patsearch) { /* patptr and patoff point into it */
-    (*st)->patptr = NULL;
-    (*st)->patoff = NULL;
-    PetscCall(PetscFree((*st)->patsearch));
-  }
-  PetscCall(PetscFree((*st)->patptr));
-  PetscCall(PetscFree((*st)->patoff));
-  PetscCall(PetscFree((*st)->srptr));
-  PetscCall(PetscFree((*st)->ssrptr));
-  PetscCall(PetscFree((*st)->perm));
-  PetscCall(PetscFree((*st)->srcptr));
-  PetscCall(PetscFree((*st)->xwork));
-  PetscCall(PetscFree((*st)->ywork));
-  PetscCall(PetscFree((*st)->iperm));
-  PetscCall(PetscFree((*st)->tstart));
-  PetscCall(PetscFree(*st));
+  if (st->variant->refresh) PetscCall(st->variant->refresh(st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -402,7 +402,7 @@ PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reus
   B = *newmat;
   {
     MatCSRKOptions opt = ((Mat_SeqCSRK *)B->spptr)->opt;
-    opt.gpu            = PETSC_FALSE;
+    opt.target         = MAT_CSRK_TARGET_CPU;
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
   }
   PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
@@ -463,8 +463,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
     /* CSR-3 and the GPU size model by default */
     Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)B->spptr;
     MatCSRKOptions opt = sp->opt;
-    if (!opt.gpu && opt.k == 2) opt.k = 3;
-    opt.gpu = PETSC_TRUE;
+    if (opt.target == MAT_CSRK_TARGET_CPU && opt.k == 2) opt.k = 3;
+    opt.target = MAT_CSRK_TARGET_GPU;
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
     if (!sp->cuda) {
       Mat_SeqCSRKCUDA *c;

@@ -210,7 +210,7 @@ PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reus
   B           = *newmat;
   sp          = (Mat_MPICSRK *)B->spptr;
   sp->cuda    = PETSC_FALSE;
-  sp->opt.gpu = PETSC_FALSE;
+  sp->opt.target = MAT_CSRK_TARGET_CPU;
   PetscCall(MatMPICSRKResetHalo(B));
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
   PetscCall(MatCSRKCUDACOO(B, PETSC_FALSE, &coo));
@@ -253,8 +253,8 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
   sp       = (Mat_MPICSRK *)B->spptr;
   sp->cuda = PETSC_TRUE;
-  if (!sp->opt.gpu && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
-  sp->opt.gpu = PETSC_TRUE;
+  if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
+  sp->opt.target = MAT_CSRK_TARGET_GPU;
   PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */

@@ -8,6 +8,8 @@
    the options down to them.
 */
 #include "../csrkimpl.h"
+#include <stddef.h>
+#include <string.h>
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
@@ -88,65 +90,47 @@ static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Summary of the diagonal blocks: maxima of times and bandwidths, sums of counts and memory */
+/* The integer fields of MatCSRKInfo reduced over the ranks: maxima (bandwidths, counts of each rank's products and
+   builds), sums (rows and sizes of the whole matrix) */
+static const size_t CSRKInfoMax[] = {offsetof(MatCSRKInfo, bw_before), offsetof(MatCSRKInfo, bw_after), offsetof(MatCSRKInfo, nbuilds), offsetof(MatCSRKInfo, nrefresh), offsetof(MatCSRKInfo, index_bytes), offsetof(MatCSRKInfo, npatterns), offsetof(MatCSRKInfo, nbase), offsetof(MatCSRKInfo, nfast)};
+static const size_t CSRKInfoSum[] = {offsetof(MatCSRKInfo, nsr), offsetof(MatCSRKInfo, nssr), offsetof(MatCSRKInfo, nsliced), offsetof(MatCSRKInfo, nnoderows), offsetof(MatCSRKInfo, nunfilled), offsetof(MatCSRKInfo, nvalued)};
+#define CSRK_NMAX            (sizeof(CSRKInfoMax) / sizeof(CSRKInfoMax[0]))
+#define CSRK_NSUM            (sizeof(CSRKInfoSum) / sizeof(CSRKInfoSum[0]))
+#define CSRKInfoInt(info, o) (*(PetscInt *)((char *)(info) + (o)))
+
+/* Summary of the diagonal blocks: maxima of times and bandwidths, sums of counts and memory, and the row loops of the
+   plan's table that the ranks run (a count of ranks per entry) */
 static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
 {
-  Mat            Ad;
-  MatCSRKInfo    loc;
-  PetscLogDouble dmax[3], dsum[1];
-  PetscInt       imax[8], isum[6];
+  Mat         Ad, Ao;
+  MatCSRKInfo off;
+  PetscInt    imax[CSRK_NMAX], isum[CSRK_NSUM + 16] = {0}, nv = 0;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)A);
 
   PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  PetscCheck(Ad, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "Matrix is not preallocated");
-  PetscCall(MatCSRKGetInfo(Ad, &loc));
-  *info   = loc;
-  imax[0] = loc.bw_before;
-  imax[1] = loc.bw_after;
-  imax[2] = loc.nbuilds;
-  imax[3] = loc.nrefresh;
-  imax[4] = loc.index_bytes;
-  imax[5] = loc.npatterns;
-  imax[6] = loc.nbase;
-  imax[7] = loc.nfast;
-  isum[0] = loc.nsr;
-  isum[1] = loc.nssr;
-  isum[2] = loc.nsliced;
-  isum[3] = loc.nnoderows;
-  isum[4] = loc.nunfilled;
-  isum[5] = loc.nvalued;
-  dmax[0] = loc.build_time;
-  dsum[0] = loc.bytes;
-  {
-    Mat Ao;
-    PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, NULL));
-    if (Ao && A->assembled) {
-      MatCSRKInfo off;
-      PetscCall(MatCSRKGetInfo(Ao, &off));
-      dsum[0] += off.bytes;
-      dmax[0] += off.build_time;
-    }
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  PetscCheck(Ad, comm, PETSC_ERR_ARG_WRONGSTATE, "Matrix is not preallocated");
+  PetscCall(MatCSRKGetInfo(Ad, info));
+  if (Ao && A->assembled) {
+    PetscCall(MatCSRKGetInfo(Ao, &off));
+    info->bytes += off.bytes;
+    info->build_time += off.build_time;
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, 8, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, 6, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)A)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, dsum, 1, MPI_DOUBLE, MPI_SUM, PetscObjectComm((PetscObject)A)));
-  info->bw_before  = imax[0];
-  info->bw_after   = imax[1];
-  info->nbuilds    = imax[2];
-  info->nrefresh   = imax[3];
-  info->index_bytes = imax[4];
-  info->npatterns   = imax[5];
-  info->nbase       = imax[6];
-  info->nfast       = imax[7];
-  info->nsr        = isum[0];
-  info->nssr       = isum[1];
-  info->nsliced    = isum[2];
-  info->nnoderows  = isum[3];
-  info->nunfilled  = isum[4];
-  info->nvalued    = isum[5];
-  info->build_time = dmax[0];
-  info->bytes      = dsum[0];
+  for (size_t i = 0; i < CSRK_NMAX; i++) imax[i] = CSRKInfoInt(info, CSRKInfoMax[i]);
+  for (size_t i = 0; i < CSRK_NSUM; i++) isum[i] = CSRKInfoInt(info, CSRKInfoSum[i]);
+  for (; MatCSRKVariants[nv] && nv < 16; nv++) isum[CSRK_NSUM + nv] = !strcmp(info->variant, MatCSRKVariants[nv]->name);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, (PetscMPIInt)CSRK_NMAX, MPIU_INT, MPI_MAX, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, (PetscMPIInt)(CSRK_NSUM + nv), MPIU_INT, MPI_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &info->build_time, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &info->bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
+  for (size_t i = 0; i < CSRK_NMAX; i++) CSRKInfoInt(info, CSRKInfoMax[i]) = imax[i];
+  for (size_t i = 0; i < CSRK_NSUM; i++) CSRKInfoInt(info, CSRKInfoSum[i]) = isum[i];
+  info->variant[0] = 0;
+  for (PetscInt v = 0; v < nv; v++)
+    if (isum[CSRK_NSUM + v]) {
+      if (info->variant[0]) PetscCall(PetscStrlcat(info->variant, "+", sizeof(info->variant)));
+      PetscCall(PetscStrlcat(info->variant, MatCSRKVariants[v]->name, sizeof(info->variant)));
+    }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

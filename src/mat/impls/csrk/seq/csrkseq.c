@@ -17,99 +17,25 @@ static PetscErrorCode MatSeqCSRKGetSpptr(Mat A, Mat_SeqCSRK **sp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A new structure for the current pattern and values of A, built with the options opt */
-PetscErrorCode MatSeqCSRKBuildStructure(Mat A, const MatCSRKOptions *opt)
-{
-  Mat_SeqCSRK *sp;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCall(MatCSRKStructureDestroy(&sp->st));
-  PetscCall(MatCSRKStructureBuild(A, opt, &sp->st));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &sp->state));
-  sp->nzstate = A->nonzerostate;
-  sp->stale   = PETSC_FALSE;
-  sp->nbuilds++;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The current values of A copied into its structure (same pattern) */
-PetscErrorCode MatSeqCSRKRefreshStructure(Mat A)
-{
-  Mat_SeqCSRK *sp;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
-  PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
-  PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
-  PetscCall(PetscObjectStateGet((PetscObject)A, &sp->state));
-  sp->nrefresh++;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The structure for the current pattern, options and values of A, built or refreshed now if it must be */
-PetscErrorCode MatSeqCSRKGetUpToDateStructure(Mat A, MatCSRKStructure **st)
-{
-  Mat_SeqCSRK     *sp;
-  PetscObjectState state;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Not for unassembled matrix");
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  if (!sp->st || sp->stale || sp->nzstate != A->nonzerostate) PetscCall(MatSeqCSRKBuildStructure(A, &sp->opt));
-  else if (sp->state != state) PetscCall(MatSeqCSRKRefreshStructure(A));
-  PetscCall(MatCSRKStructureAttach(A, sp->st));
-  *st = sp->st;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
-{
-  MatCSRKStructure     *st;
-  const PetscScalar    *x;
-  PetscScalar          *y;
-  const struct _MatOps *base;
-  PetscLogDouble        t0, t1, tpart[2];
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetProductStructure(A, &st));
-  PetscCall(PetscTime(&t0));
-  if (!st) {
-    PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-    PetscCall((*base->mult)(A, xx, yy));
-    PetscCall(PetscTime(&t1));
-    PetscCall(MatSeqCSRKBudgetRecord(A, NULL, t1 - t0, NULL));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(VecGetArrayRead(xx, &x));
-  PetscCall(VecGetArrayWrite(yy, &y));
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y, tpart));
-  PetscCall(VecRestoreArrayRead(xx, &x));
-  PetscCall(VecRestoreArrayWrite(yy, &y));
-  PetscCall(PetscTime(&t1));
-  PetscCall(PetscLogFlops(2.0 * st->nnz - st->nonzerorows));
-  PetscCall(MatSeqCSRKBudgetRecord(A, st, t1 - t0, tpart)); /* last: it may drop the structure */
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
+/* zz = A xx + yy (yy NULL: MatMult()): with the structure the set-up budget gives, or AIJ's kernel; the budget accounts
+   the product's time last, which may drop the structure */
 PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
 {
   MatCSRKStructure     *st;
-  const PetscScalar    *x, *y;
+  const PetscScalar    *x, *y = NULL;
   PetscScalar          *z;
   const struct _MatOps *base;
-  PetscLogDouble        t0, t1, tpart[2];
+  PetscLogDouble        t0, t1;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetProductStructure(A, &st));
+  PetscCall(MatSeqCSRKGetStructure(A, PETSC_TRUE, &st));
   PetscCall(PetscTime(&t0));
   if (!st) {
     PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-    PetscCall((*base->multadd)(A, xx, yy, zz));
+    if (yy) PetscCall((*base->multadd)(A, xx, yy, zz));
+    else PetscCall((*base->mult)(A, xx, zz));
     PetscCall(PetscTime(&t1));
-    PetscCall(MatSeqCSRKBudgetRecord(A, NULL, t1 - t0, NULL));
+    PetscCall(MatSeqCSRKBudgetRecord(A, NULL, t1 - t0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(VecGetArrayRead(xx, &x));
@@ -117,19 +43,26 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     PetscCall(VecGetArray(zz, &z));
     y = z;
   } else {
-    PetscCall(VecGetArrayRead(yy, &y));
+    if (yy) PetscCall(VecGetArrayRead(yy, &y));
     PetscCall(VecGetArrayWrite(zz, &z));
   }
-  PetscCall(MatCSRKMultKernel(st, x, y, z, tpart));
+  PetscCall(MatSeqCSRKBudgetMult(A, st, x, y, z));
   PetscCall(VecRestoreArrayRead(xx, &x));
   if (yy == zz) PetscCall(VecRestoreArray(zz, &z));
   else {
-    PetscCall(VecRestoreArrayRead(yy, &y));
+    if (yy) PetscCall(VecRestoreArrayRead(yy, &y));
     PetscCall(VecRestoreArrayWrite(zz, &z));
   }
   PetscCall(PetscTime(&t1));
-  PetscCall(PetscLogFlops(2.0 * st->nnz));
-  PetscCall(MatSeqCSRKBudgetRecord(A, st, t1 - t0, tpart)); /* last: it may drop the structure */
+  PetscCall(PetscLogFlops(2.0 * st->nnz - (yy ? 0 : st->nonzerorows)));
+  PetscCall(MatSeqCSRKBudgetRecord(A, st, t1 - t0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatMult_SeqCSRK(Mat A, Vec xx, Vec yy)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultAdd_SeqCSRK(A, xx, NULL, yy));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -185,7 +118,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   PetscCall(MatSeqCSRKGetSpptr(A, &sp));
   PetscCall(PetscMemzero(info, sizeof(*info)));
   /* eager: what the next product would use; budget: what the block has now, without spending on it */
-  if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKGetUpToDateStructure(A, &st));
+  if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKGetStructure(A, PETSC_FALSE, &st));
   else if (A->assembled && sp->st && !sp->stale && sp->nzstate == A->nonzerostate) st = sp->st;
   info->k        = sp->opt.k;
   info->ordering = sp->opt.ordering;
@@ -202,12 +135,13 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->nthreads   = st->nthreads;
     info->build_time = st->build_time;
     info->bytes      = st->bytes;
-    info->index_bytes = st->index_bytes;
+    info->index_bytes = st->rowpat ? 0 : (st->coloff ? (PetscInt)sizeof(int16_t) : (PetscInt)sizeof(CSRKIdx));
     info->npatterns   = st->rowpat ? st->npat : 0;
     info->nsliced     = st->sval ? st->nsliced : 0;
     info->nnoderows   = st->nodesz ? st->nnoderows : 0;
-    info->nunfilled   = st->sval ? st->m - st->rfill : 0;
+    info->nunfilled   = sp->budget.fill.parts ? st->m - sp->budget.fill.rfill : 0;
     info->nvalued     = st->sval || st->nodesrc ? st->nvalued : 0;
+    PetscCall(PetscStrncpy(info->variant, st->variant->name, sizeof(info->variant)));
   } else if (A->assembled) { /* the threads the kernels will run */
     MatInfo ainfo;
     PetscCall(MatGetInfo(A, MAT_LOCAL, &ainfo));
@@ -254,10 +188,11 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall(MatSeqCSRKGetSpptr(*M, &sm));
   sm->opt       = sp->opt;
   sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
-  if (sp->st && !sp->st->patsearch && !sp->stale && sp->nzstate == A->nonzerostate) {
+  if (sp->st && !sp->budget.fill.patsearch && !sp->stale && sp->nzstate == A->nonzerostate) {
     /* same pattern: keep the ordering, refresh the values at the first product (not a structure still finding its row
-       patterns: the duplicate starts its own) */
+       patterns: the duplicate starts its own); slices filled by parts are filled again */
     PetscCall(MatCSRKStructureDuplicate(sp->st, &sm->st));
+    sm->budget.fill.parts = sp->budget.fill.parts;
     sm->nzstate = (*M)->nonzerostate;
     sm->state   = -1;
   }
@@ -272,7 +207,7 @@ static PetscErrorCode MatSeqCSRKClear(Mat A)
   PetscFunctionBegin;
   /* spptr can be NULL after MatHeaderMerge() */
   if (sp) {
-    PetscCall(MatCSRKStructureDestroy(&sp->st));
+    PetscCall(MatSeqCSRKDropStructure(A));
     PetscCall(PetscFree(A->spptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
