@@ -144,6 +144,9 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run_info "parity block, 16-bit offsets" "16-bit offsets from each node's base" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block
   run_info "parity block, 32-bit columns" "as 32-bit columns" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block -mat_csrk_compress_indices 0
   run_info "parity block, nodes of 1 to 7 rows (randnodes)" "Block kernel: " "$build/tests/parity" -problem randnodes -n 5000 -ctype csrkcuda -mat_csrk_cuda_kernel block
+  # the levels on the GPU, told by -info at each set-up: k = 2 (set after the conversion) is one super-row a block
+  run_info "levels: k = 2 on the GPU" "k = 2: single super-rows" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 2
+  run_info "levels: k = 3 on the GPU" "k = 3: super-super-rows" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 3 -kmax 3
   run "parity block, elasticity3d randomly renumbered (nodes of one row)" 1 "$build/tests/parity" -problem elasticity3d -n 10 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel block
   for lanes in 2 4 8 16 32; do
     run "parity block, $lanes lanes per node" 1 "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block -mat_csrk_sr_size $lanes
@@ -214,7 +217,7 @@ case " $phases " in *" test "* | *" test-mpi "*)
     for np in 1 $nps; do
       ref=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -options_left 0 2>&1 | tail -n 1)
       got=$(mpiexec -n $np "$build/ex/ex2" -m 40 -n 40 -ksp_type cg -pc_type jacobi -dll_append "$build/lib/libcsrk.so" -mat_type csrkcuda -vec_type cuda -mat_view ::ascii_info -options_left 0 2>&1)
-      if echo "$got" | grep -q "aijcsrkcuda" && [ "$(echo "$got" | tail -n 1)" = "$ref" ]; then pass=$((pass + 1)); echo "ok   ksp ex2 -mat_type csrkcuda -vec_type cuda (np $np): $ref"
+      if echo "$got" | grep -q "aijcsrkcuda" && echo "$got" | grep -q "GPU plan.*: kernel" && [ "$(echo "$got" | tail -n 1)" = "$ref" ]; then pass=$((pass + 1)); echo "ok   ksp ex2 -mat_type csrkcuda -vec_type cuda (np $np): $ref"
       else fail=$((fail + 1)); echo "FAIL ksp ex2 csrkcuda (np $np): aij '$ref', csrkcuda '$(echo "$got" | tail -n 1)'"; fi
     done
   fi

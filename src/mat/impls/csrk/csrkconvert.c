@@ -34,10 +34,24 @@ PetscErrorCode MatCSRKSetMethods(Mat B, const MatCSRKMethods *m, PetscBool on)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Composes (or, with f = NULL, removes) the converter f under every name of the NULL-terminated list */
-PetscErrorCode MatCSRKComposeConverters(Mat B, const char *const names[], PetscErrorCode (*f)(Mat, MatType, MatReuse, Mat *))
+/*
+  MatCSRKExtendMethods - the table m of a type that extends the type of the table parent (csrkcuda extends csrk),
+  installed over parent's (on), or taken away with parent's methods, composed functions and type name back (off); with
+  bind, only m's device methods, which MatBindToCPU() swaps for the host ones (parent's where it has one, else AIJ's)
+*/
+PetscErrorCode MatCSRKExtendMethods(Mat B, const MatCSRKMethods *parent, const MatCSRKMethods *m, PetscBool on, PetscBool bind)
 {
+  const struct _MatOps *base;
+
   PetscFunctionBegin;
-  for (PetscInt i = 0; names[i]; i++) PetscCall(PetscObjectComposeFunction((PetscObject)B, names[i], f));
+  PetscCall(MatCSRKGetBaseOps(m->mpi, &base));
+  for (const MatCSRKMethod *o = m->ops; bind && o->f; o++) {
+    void (*f)(void) = on ? o->f : ((void (*const *)(void))base)[o->op];
+    for (const MatCSRKMethod *p = parent->ops; !on && p->f; p++)
+      if (p->op == o->op) f = p->f;
+    if (o->device) ((void (**)(void))B->ops)[o->op] = f;
+  }
+  if (!bind) PetscCall(MatCSRKSetMethods(B, m, on));
+  if (!bind && !on) PetscCall(MatCSRKSetMethods(B, parent, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

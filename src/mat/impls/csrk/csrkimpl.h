@@ -220,6 +220,7 @@ PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, 
 /* the auto GPU rule takes the sliced kernel for row lengths with a coefficient of variation up to this */
 #define CSRK_GPU_SLICED_MAX_CV 0.3
 PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
+PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscReal, PetscInt *, PetscInt *);
 
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
    permutation gives m/3) */
@@ -320,7 +321,6 @@ PETSC_INTERN PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat, MatType, MatReuse, Ma
 PETSC_INTERN PetscErrorCode MatMPICSRKConvertBlocks(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatMPICSRKResetHalo(Mat);
-PETSC_INTERN PetscErrorCode MatCSRKComposeConverters(Mat, const char *const[], PetscErrorCode (*)(Mat, MatType, MatReuse, Mat *));
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);
@@ -331,10 +331,11 @@ PETSC_INTERN PetscErrorCode MatCreate_MPICSRK(Mat);
 
 /* conversions (csrkconvert.c): what makes an AIJ matrix one of a CSR-k type besides its data (spptr), the AIJ methods
    the type replaces and the functions composed on its matrices, in a table of the type */
-#define CSRK_MAX_METHODS 12
+#define CSRK_MAX_METHODS 16
 typedef struct {
   MatOperation op;
   void (*f)(void); /* NULL ends the list */
+  PetscBool device; /* a device method: MatBindToCPU() puts the host one (the parent type's, else AIJ's) in its place */
 } MatCSRKMethod;
 typedef struct {
   const char *name; /* NULL ends the list */
@@ -346,10 +347,14 @@ typedef struct {
   MatCSRKMethod   ops[CSRK_MAX_METHODS];
   MatCSRKComposed composed[CSRK_MAX_METHODS];
 } MatCSRKMethods;
-#define CSRK_METHOD(op, f)     {(op), (void (*)(void))(f)}
-#define CSRK_COMPOSED(name, f) {(name), (void (*)(void))(f)}
+#define CSRK_METHOD(op, f)        {(op), (void (*)(void))(f), PETSC_FALSE}
+#define CSRK_DEVICE_METHOD(op, f) {(op), (void (*)(void))(f), PETSC_TRUE}
+#define CSRK_COMPOSED(name, f)    {(name), (void (*)(void))(f)}
 PETSC_INTERN PetscErrorCode MatCSRKConvertTarget(Mat, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCSRKSetMethods(Mat, const MatCSRKMethods *, PetscBool);
+/* a type that extends another (csrkcuda extends csrk): its table over the parent's, and back */
+PETSC_INTERN const MatCSRKMethods SeqCSRKMethods, MPICSRKMethods;
+PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, const MatCSRKMethods *, PetscBool, PetscBool);
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);

@@ -52,13 +52,23 @@ PetscInt MatCSRKBandKGroupRows(PetscInt m, PetscInt nnz, PetscInt bs, PetscInt n
 }
 
 /* GPU (CSR-3) on Hopper: a constant-time rule from the row-length statistics (mean d, coefficient of variation cv),
-   fitted to the sweeps of docs/tuning.md (H200; 7-point and 27-point Laplacians, 3D elasticity).
+   fitted to the sweeps of docs/tuning.md (H200; 7-point and 27-point Laplacians, 3D elasticity), the one rule of the
+   device copy (cuda/csrkcudaplan.cu) and of the host structure of csrkcuda.
    Regular rows (cv <= 0.3) use the sliced kernel: a warp per 32-row super-row stored column by column, 16 super-rows
    per block of 4 warps (each warp takes 4 in turn), the best of 2 to 64 super-rows per block on the stencils.
    Irregular rows use the stream kernel with 8-row super-rows by 2, the best of the sizes swept on the shared irregular
    matrices. With a kernel forced: short rows (d <= 8) 8 by 8, longer rows 16 by 2 (d <= 32) or 8 by 2, the best blocks
    of the first stencil sweeps. The paper's Ampere formula, ssrs = round(9.175 - 1.32 ln d), srs = round(20.5 - 3.5 ln d),
    was slower than these on the H200. The sweeps and their figures are in docs/tuning.md. */
+void MatCSRKGPUSizes(MatCSRKCUDAKernel kernel, PetscBool sliced, PetscReal d, PetscInt *sr, PetscInt *ssr)
+{
+  if (sliced) *sr = 32, *ssr = 16;
+  else if (kernel == MAT_CSRK_CUDA_KERNEL_AUTO || d > 32) *sr = 8, *ssr = 2;
+  else if (d <= 8) *sr = 8, *ssr = 8;
+  else *sr = 16, *ssr = 2;
+}
+
+/* the rule above for the host structure, from the AIJ row pointers */
 PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
 {
   const PetscReal d  = m ? (PetscReal)(ai[m] - ai[0]) / m : 0;
@@ -67,21 +77,6 @@ PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUD
   PetscFunctionBegin;
   for (PetscInt i = 0; i < m; i++) cv += ((PetscReal)(ai[i + 1] - ai[i]) - d) * ((PetscReal)(ai[i + 1] - ai[i]) - d);
   cv = (m && d > 0) ? PetscSqrtReal(cv / m) / d : 0;
-  if (kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)) {
-    *sr  = 32;
-    *ssr = 16;
-  } else if (kernel == MAT_CSRK_CUDA_KERNEL_AUTO) {
-    *sr  = 8;
-    *ssr = 2;
-  } else if (d <= 8) {
-    *sr  = 8;
-    *ssr = 8;
-  } else if (d <= 32) {
-    *sr  = 16;
-    *ssr = 2;
-  } else {
-    *sr  = 8;
-    *ssr = 2;
-  }
+  MatCSRKGPUSizes(kernel, (PetscBool)(kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)), d, sr, ssr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,19 +1,12 @@
 /*
-   MATSEQCSRKCUDA ("seqaijcsrkcuda"): the sequential CSR-k type with the products on an NVIDIA GPU.
-
-   A MATSEQCSRKCUDA is a MATSEQCSRK (same AIJ master copy, same option handling) whose products run on a device copy
-   made from the AIJ arrays on the device itself (csrkcudasetup.cu), in the user's ordering; the host CSR-k structure
-   is built only for products with host vectors or while the matrix is bound to the CPU. The device copy follows the
-   nonzero state (a new layout) and the object state (new values, uploaded once at the next device operation), so
-   nothing crosses between host and device while they do not change. The MPI type (csrkcudampi.c) is MATMPICSRK with
-   these blocks.
+   MATSEQCSRKCUDA ("seqaijcsrkcuda"): a MATSEQCSRK (same AIJ master copy, same options) whose products run on a device
+   copy made from the AIJ arrays on the device itself by its plan (csrkcudaplan.cu), in the user's ordering; the host
+   CSR-k structure serves host vectors and the matrix bound to the CPU. The device copy follows the nonzero state (a new
+   layout) and the object state (new values, uploaded once at the next device operation). The MPI type
+   (csrkcudampi.c) is MATMPICSRK with these blocks.
 */
 #include "csrkcuda.h"
 #include <petscdevice.h>
-
-static const char *const SeqCUDAFrom[]    = {"MatConvert_seqaij_seqaijcsrkcuda_C", "MatConvert_seqaij_csrkcuda_C", "MatConvert_seqaijcsrk_seqaijcsrkcuda_C", "MatConvert_seqaijcsrk_csrkcuda_C", "MatConvert_seqaijcusparse_seqaijcsrkcuda_C", "MatConvert_seqaijcusparse_csrkcuda_C", NULL};
-static const char *const SeqCUDAToAIJ[]   = {"MatConvert_seqaijcsrkcuda_seqaij_C", "MatConvert_seqaijcsrkcuda_seqaijcusparse_C", "MatConvert_seqaijcsrkcuda_aijcusparse_C", NULL};
-static const char *const SeqCUDAToCSRK[]  = {"MatConvert_seqaijcsrkcuda_seqaijcsrk_C", "MatConvert_seqaijcsrkcuda_csrk_C", NULL};
 
 static Mat_SeqCSRKCUDA *MatSeqCSRKCUDAGetData(Mat A)
 {
@@ -26,8 +19,25 @@ static PetscBool MatSeqCSRKCUDAOptionsEqual(const MatCSRKOptions *a, const MatCS
   return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->compress == b->compress && a->patterns == b->patterns && a->cuda_kernel == b->cuda_kernel);
 }
 
-/* The device copy for the current pattern, options and values of A: built on the device from the AIJ arrays when the
-   pattern or the options changed, the values uploaded once when only they changed (the object state moved) */
+/* A->offloadmask as aijcusparse keeps it: UNALLOCATED while no device copy matches the pattern and the options, CPU
+   while the host values are newer, BOTH while the device copy holds them. The host AIJ arrays are written through
+   PETSc's own SeqAIJ routines, which have no hook here, so a change of the object state since the device copy was made
+   current marks the mask CPU. */
+static PetscErrorCode MatSeqCSRKCUDAUpdateMask(Mat A)
+{
+  Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
+  Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (!c->dev || c->nzstate != A->nonzerostate || !MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt)) A->offloadmask = PETSC_OFFLOAD_UNALLOCATED;
+  else if (A->offloadmask != PETSC_OFFLOAD_BOTH || c->state != state) A->offloadmask = PETSC_OFFLOAD_CPU;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device copy for the current pattern, options and values of A: set up on the device from the AIJ arrays
+   (UNALLOCATED), or the values uploaded once (CPU) */
 static PetscErrorCode MatSeqCSRKCUDACopyToGPU(Mat A, CSRKDevice **dev)
 {
   Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
@@ -37,29 +47,23 @@ static PetscErrorCode MatSeqCSRKCUDACopyToGPU(Mat A, CSRKDevice **dev)
   PetscFunctionBegin;
   PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "Not for unassembled matrix");
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  if (c->offloadmask == PETSC_OFFLOAD_BOTH && c->state != state) c->offloadmask = PETSC_OFFLOAD_CPU;
-  if (!c->dev || c->nzstate != A->nonzerostate || !MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt)) {
-    const CSRKDevice *d;
-
+  PetscCall(MatSeqCSRKCUDAUpdateMask(A));
+  if (A->offloadmask != PETSC_OFFLOAD_BOTH) {
     PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
-    PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, &c->dev));
+    if (A->offloadmask == PETSC_OFFLOAD_UNALLOCATED) {
+      PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, &c->dev));
+      c->nsetups++;
+      c->nzstate = A->nonzerostate;
+      c->opt     = sp->opt;
+    } else {
+      PetscCall(MatCSRKCUDADeviceRefresh(A, c->dev));
+      c->nrefresh++;
+    }
     PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
-    c->nsetups++;
-    c->nzstate = A->nonzerostate;
-    c->opt     = sp->opt;
-    d          = c->dev;
-    PetscCall(PetscInfo(A, "CSR-k set up on the device: kernel %s, %" PetscInt_FMT " lanes per row, block %ux%ux%u, %" PetscInt_FMT " long rows, %" PetscInt_FMT " padded entries, %g MB of device memory (row length mean %g, variance %g, max %" PetscInt_FMT ")\n", MatCSRKCUDAKernels[d->kernel], d->width, d->bx, d->by, d->bz, d->nlong, d->pnnz, d->bytes / 1048576.0, (double)d->mean, (double)d->var, d->maxlen));
-    if (d->rowpat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
-    if (d->crows) PetscCall(PetscInfo(A, "Products over the %" PetscInt_FMT " non-empty rows of %" PetscInt_FMT "\n", d->nc, d->m));
-  } else if (c->offloadmask != PETSC_OFFLOAD_BOTH) {
-    PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
-    PetscCall(MatCSRKCUDADeviceRefresh(A, c->dev));
-    PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
-    c->nrefresh++;
+    c->state       = state;
+    A->offloadmask = PETSC_OFFLOAD_BOTH;
   }
-  c->state       = state;
-  c->offloadmask = PETSC_OFFLOAD_BOTH;
-  *dev           = c->dev;
+  *dev = c->dev;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -111,8 +115,7 @@ static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx,
     PetscCheck(PetscMemTypeDevice(ymt), PETSC_COMM_SELF, PETSC_ERR_SUP, "A product adding a host vector y into a device vector z is not supported: use vectors of one kind");
   } else if (yy) y = z;
   PetscCall(PetscLogGpuTimeBegin());
-  if (transpose) PetscCall(MatCSRKCUDADeviceMultTranspose(d, xd, y, z));
-  else PetscCall(MatCSRKCUDADeviceMult(d, xd, y, z));
+  PetscCall(MatCSRKCUDADeviceMult(d, transpose, xd, y, z));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(yy || transpose ? 2.0 * d->nnz : 2.0 * d->nnz - d->nonzerorows));
   PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
@@ -169,52 +172,32 @@ static PetscErrorCode MatGetDiagonal_SeqCSRKCUDA(Mat A, Vec v)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
-  PetscCall(MatCSRKCUDADeviceGetDiagonal(d, a));
+  PetscCall(MatCSRKCUDADeviceDiagonal(d, PETSC_FALSE, 0.0, a));
   PetscCall(VecRestoreArrayWriteAndMemType(v, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   Value operations with the device copy kept current. The AIJ arrays on the host stay the master copy, so PETSc's AIJ
-   operation runs on them; where the device copy held A's values before, the same operation is then applied to it on
-   the device instead of uploading every value again at the next product. MatScale(), MatShift() and MatZeroEntries()
-   increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, the only callers of these
-   methods): the device copy is recorded current for that state.
-*/
-static PetscErrorCode MatSeqCSRKCUDADeviceCurrent(Mat A, PetscBool *current)
-{
-  Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
-  Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
-  PetscObjectState state;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  *current = (PetscBool)(c->dev && c->offloadmask == PETSC_OFFLOAD_BOTH && c->nzstate == A->nonzerostate && MatSeqCSRKCUDAOptionsEqual(&c->opt, &sp->opt) && c->state == state);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-typedef enum {
-  CSRK_VALUES_SCALE,
-  CSRK_VALUES_SHIFT,
-  CSRK_VALUES_ZERO
-} CSRKValuesOp;
-
-static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar a)
+/* Value operations: PETSc's AIJ operation on the host arrays (the master copy), and where the device copy held A's
+   values, the same operation on it instead of an upload at the next product. MatScale(), MatShift() and MatZeroEntries()
+   increase the object state once more after the type's method returns (PETSc 3.18 to 3.26, their only callers): the
+   device copy is recorded current for that state. */
+static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, MatOperation op, PetscScalar a)
 {
   Mat_SeqCSRKCUDA      *c = MatSeqCSRKCUDAGetData(A);
   const struct _MatOps *base;
   PetscObjectState      state;
-  PetscBool             current = PETSC_FALSE;
+  PetscBool             current;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDADeviceCurrent(A, &current)); /* before the base operation changes the state */
+  PetscCall(MatSeqCSRKCUDAUpdateMask(A)); /* before the base operation changes the state */
+  current = (PetscBool)(A->offloadmask == PETSC_OFFLOAD_BOTH);
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  if (op == CSRK_VALUES_SCALE) PetscCall((*base->scale)(A, a));
-  else if (op == CSRK_VALUES_SHIFT) PetscCall((*base->shift)(A, a));
+  if (op == MATOP_SCALE) PetscCall((*base->scale)(A, a));
+  else if (op == MATOP_SHIFT) PetscCall((*base->shift)(A, a));
   else PetscCall((*base->zeroentries)(A));
   if (!current || c->nzstate != A->nonzerostate) PetscFunctionReturn(PETSC_SUCCESS); /* uploaded at the next use */
-  if (op == CSRK_VALUES_SHIFT) PetscCall(MatCSRKCUDADeviceShift(c->dev, a));
-  else PetscCall(MatCSRKCUDADeviceScale(c->dev, op == CSRK_VALUES_SCALE ? a : 0.0));
+  if (op == MATOP_SHIFT) PetscCall(MatCSRKCUDADeviceDiagonal(c->dev, PETSC_TRUE, a, NULL));
+  else PetscCall(MatCSRKCUDADeviceScale(c->dev, op == MATOP_SCALE ? a : 0.0));
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   c->state = state + 1;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -223,28 +206,52 @@ static PetscErrorCode MatSeqCSRKCUDAValuesOp(Mat A, CSRKValuesOp op, PetscScalar
 static PetscErrorCode MatScale_SeqCSRKCUDA(Mat A, PetscScalar a)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_SCALE, a));
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, MATOP_SCALE, a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatShift_SeqCSRKCUDA(Mat A, PetscScalar a)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_SHIFT, a));
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, MATOP_SHIFT, a));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatZeroEntries_SeqCSRKCUDA(Mat A)
 {
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKCUDAValuesOp(A, CSRK_VALUES_ZERO, 0.0));
+  PetscCall(MatSeqCSRKCUDAValuesOp(A, MATOP_ZERO_ENTRIES, 0.0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The COO assembly of the AIJ base type of a MATSEQCSRKCUDA or MATMPICSRKCUDA, whose functions the type's replace (on:
+   found, off: given back) */
+PetscErrorCode MatCSRKCUDACOO(Mat A, PetscBool on, MatCSRKCOO **coo)
+{
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  *coo = mpi ? &((Mat_MPICSRK *)A->spptr)->coo : &((Mat_SeqCSRK *)A->spptr)->coo;
+  if (on && !(*coo)->values) {
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &(*coo)->preallocation));
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &(*coo)->values));
+    PetscCheck((*coo)->preallocation && (*coo)->values && (*coo)->values != MatSetValuesCOO_CSRKCUDA, PETSC_COMM_SELF, PETSC_ERR_PLIB, "AIJ COO assembly not found");
+  } else if (!on) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", (*coo)->preallocation));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", (*coo)->values));
+    (*coo)->values = NULL;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* MatSetPreallocationCOO() of the AIJ base type; the count of entries is kept for MatSetValuesCOO() */
-PetscErrorCode MatCSRKCUDACOOPreallocation(Mat A, MatCSRKCOO *coo, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
+PetscErrorCode MatSetPreallocationCOO_CSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
 {
+  MatCSRKCOO *coo = NULL;
+
   PetscFunctionBegin;
+  PetscCall(MatCSRKCUDACOO(A, PETSC_TRUE, &coo));
   PetscCall((*coo->preallocation)(A, ncoo, coo_i, coo_j));
   coo->ncoo = ncoo;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -252,12 +259,14 @@ PetscErrorCode MatCSRKCUDACOOPreallocation(Mat A, MatCSRKCOO *coo, PetscCount nc
 
 /* MatSetValuesCOO() of the AIJ base type, which reads the values on the host: values in device memory (a GPU
    assembly's) are copied to the host first, in one transfer */
-PetscErrorCode MatCSRKCUDACOOSetValues(Mat A, MatCSRKCOO *coo, const PetscScalar v[], InsertMode imode)
+PetscErrorCode MatSetValuesCOO_CSRKCUDA(Mat A, const PetscScalar v[], InsertMode imode)
 {
   PetscMemType mt = PETSC_MEMTYPE_HOST;
   PetscScalar *h;
+  MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
+  PetscCall(MatCSRKCUDACOO(A, PETSC_TRUE, &coo));
   if (v) PetscCall(PetscGetMemType(v, &mt));
   if (!PetscMemTypeDevice(mt)) {
     PetscCall((*coo->values)(A, v, imode));
@@ -267,20 +276,6 @@ PetscErrorCode MatCSRKCUDACOOSetValues(Mat A, MatCSRKCOO *coo, const PetscScalar
   PetscCall(MatCSRKCUDACopyToHost(h, v, coo->ncoo));
   PetscCall((*coo->values)(A, h, imode));
   PetscCall(PetscFree(h));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatSetPreallocationCOO_SeqCSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKCUDACOOPreallocation(A, &((Mat_SeqCSRK *)A->spptr)->coo, ncoo, coo_i, coo_j));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatSetValuesCOO_SeqCSRKCUDA(Mat A, const PetscScalar v[], InsertMode imode)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKCUDACOOSetValues(A, &((Mat_SeqCSRK *)A->spptr)->coo, v, imode));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -297,68 +292,99 @@ static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
   }
   PetscCall(PetscMemzero(info, sizeof(*info)));
   if (A->assembled) PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
-  info->k        = ((Mat_SeqCSRK *)A->spptr)->opt.k;
-  info->ordering = MAT_CSRK_ORDERING_NATURAL;
-  info->index_bytes = 4;
+  info->k           = ((Mat_SeqCSRK *)A->spptr)->opt.k;
+  info->ordering    = MAT_CSRK_ORDERING_NATURAL;
+  info->index_bytes = d && d->rowpat ? 0 : 4;
   if (d) {
-    info->sr_size     = d->sr;
-    info->ssr_size    = d->ssr;
-    info->nsr         = d->nsr;
-    info->nssr        = d->nunits;
-    info->bytes       = (PetscLogDouble)d->bytes;
-    info->npatterns   = d->rowpat ? d->npat : 0;
-    info->index_bytes = d->rowpat ? 0 : 4;
+    info->sr_size   = d->sr;
+    info->ssr_size  = d->ssr;
+    info->nsr       = d->nsr;
+    info->nssr      = d->nunits;
+    info->bytes     = (PetscLogDouble)d->bytes;
+    info->npatterns = d->rowpat ? d->npat : 0;
   }
   info->nbuilds  = c->nsetups;
   info->nrefresh = c->nrefresh;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatBindToCPU(): the operations of MATSEQCSRK (OpenMP, over the host structure) or those of the device; the AIJ
-   arrays on the host are always current, so binding copies nothing back */
-static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
+/* The view's lines of a device block with ASCII_INFO (of = where it belongs, for a block of an MPI matrix): what k
+   means on the GPU, and the plan of its device copy */
+PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat A, PetscViewer viewer, const char *of)
 {
-  const struct _MatOps *base;
+  Mat_SeqCSRKCUDA  *c = MatSeqCSRKCUDAGetData(A);
+  PetscInt          k = ((Mat_SeqCSRK *)A->spptr)->opt.k;
+  PetscBool         isascii;
+  PetscViewerFormat format;
+  char              what[256];
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  A->boundtocpu            = flg;
-  A->ops->mult             = flg ? MatMult_SeqCSRK : MatMult_SeqCSRKCUDA;
-  A->ops->multadd          = flg ? MatMultAdd_SeqCSRK : MatMultAdd_SeqCSRKCUDA;
-  A->ops->multtranspose    = flg ? base->multtranspose : MatMultTranspose_SeqCSRKCUDA;
-  A->ops->multtransposeadd = flg ? base->multtransposeadd : MatMultTransposeAdd_SeqCSRKCUDA;
-  A->ops->getdiagonal      = flg ? base->getdiagonal : MatGetDiagonal_SeqCSRKCUDA;
-  A->ops->scale            = flg ? base->scale : MatScale_SeqCSRKCUDA;
-  A->ops->shift            = flg ? base->shift : MatShift_SeqCSRKCUDA;
-  A->ops->zeroentries      = flg ? base->zeroentries : MatZeroEntries_SeqCSRKCUDA;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (!isascii || !A->assembled || (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPU levels: k = %" PetscInt_FMT ", %s\n", k, k == 3 ? "a thread block per super-super-row of the row and sliced kernels (the GPU default: a k = 2 of MATCSRK becomes 3 at the conversion)" : "a thread block per super-row of the row and sliced kernels (k = 1 and 2 are the same on the GPU)"));
+  if (!c->dev || A->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  MatCSRKCUDADeviceView(c->dev, what, sizeof(what));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "GPU plan%s: kernel %s, %s, %g MB of device memory\n", of, MatCSRKCUDAKernels[c->dev->kernel], what, c->dev->bytes / 1048576.0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MatView_SeqCSRKCUDA(Mat A, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscCall(MatView_CSRK(A, viewer, PETSC_FALSE));
+  PetscCall(MatSeqCSRKCUDAViewPlan(A, viewer, ""));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat, PetscBool);
+static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat);
+
+/* The SeqCSRK methods this type replaces (MatBindToCPU() swaps the device ones for the host ones: MATSEQCSRK's
+   products over the host structure, AIJ's others) and the functions composed on it: the conversions from AIJ, CSR-k
+   and aijcusparse and back, the summary, the COO assembly */
+static const MatCSRKMethods SeqCSRKCUDAMethods = {
+  PETSC_FALSE,
+  MATSEQCSRKCUDA,
+  MATSEQCSRK,
+  {CSRK_DEVICE_METHOD(MATOP_MULT, MatMult_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE, MatMultTranspose_SeqCSRKCUDA),
+   CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE_ADD, MatMultTransposeAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_GET_DIAGONAL, MatGetDiagonal_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_SCALE, MatScale_SeqCSRKCUDA),
+   CSRK_DEVICE_METHOD(MATOP_SHIFT, MatShift_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_ZERO_ENTRIES, MatZeroEntries_SeqCSRKCUDA), CSRK_METHOD(MATOP_BIND_TO_CPU, MatBindToCPU_SeqCSRKCUDA),
+   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRKCUDA)},
+  {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaij_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
+   CSRK_COMPOSED("MatConvert_seqaijcsrk_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
+   CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
+   CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcsrk_C", MatConvert_SeqCSRKCUDA_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_csrk_C", MatConvert_SeqCSRKCUDA_SeqCSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_SeqCSRKCUDA),
+   CSRK_COMPOSED("MatSetPreallocationCOO_C", MatSetPreallocationCOO_CSRKCUDA), CSRK_COMPOSED("MatSetValuesCOO_C", MatSetValuesCOO_CSRKCUDA)}
+};
+
+/* MatBindToCPU(): the AIJ arrays on the host are always current, so binding copies nothing back */
+static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
+{
+  PetscFunctionBegin;
+  A->boundtocpu = flg;
+  PetscCall(MatCSRKExtendMethods(A, &SeqCSRKMethods, &SeqCSRKCUDAMethods, (PetscBool)!flg, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Frees the device data of A and gives the AIJ COO assembly back (the caller took the table's functions away) */
 static PetscErrorCode MatSeqCSRKCUDAClear(Mat A)
 {
   Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
+  MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
-  if (sp && sp->cuda) {
-    Mat_SeqCSRKCUDA *c = (Mat_SeqCSRKCUDA *)sp->cuda;
-    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatCSRKGetInfo_C", c->hostinfo));
-    if (sp->coo.values) {
-      PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", sp->coo.preallocation));
-      PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetValuesCOO_C", sp->coo.values));
-      sp->coo.values = NULL;
-    }
-    PetscCall(MatCSRKCUDADeviceDestroy(&c->dev));
-    PetscCall(PetscFree(sp->cuda));
-  }
-  PetscCall(MatCSRKComposeConverters(A, SeqCUDAFrom, NULL));
-  PetscCall(MatCSRKComposeConverters(A, SeqCUDAToAIJ, NULL));
-  PetscCall(MatCSRKComposeConverters(A, SeqCUDAToCSRK, NULL));
+  if (!sp || !sp->cuda) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCSRKCUDACOO(A, PETSC_FALSE, &coo));
+  PetscCall(MatCSRKCUDADeviceDestroy(&((Mat_SeqCSRKCUDA *)sp->cuda)->dev));
+  PetscCall(PetscFree(sp->cuda));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(MatCSRKSetMethods(A, &SeqCSRKCUDAMethods, PETSC_FALSE));
   PetscCall(MatSeqCSRKCUDAClear(A));
   PetscCall(MatDestroy_SeqCSRK(A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -367,45 +393,40 @@ static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat A)
 /* back to MATSEQCSRK: the host structure stays */
 PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat B = *newmat;
+  Mat B;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-  PetscCall(MatBindToCPU_SeqCSRKCUDA(B, PETSC_TRUE));
-  B->boundtocpu        = PETSC_FALSE;
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
+  B = *newmat;
   {
     MatCSRKOptions opt = ((Mat_SeqCSRK *)B->spptr)->opt;
     opt.target         = MAT_CSRK_TARGET_CPU;
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
   }
-  B->ops->destroy      = MatDestroy_SeqCSRK;
-  B->ops->bindtocpu    = NULL;
-  PetscCall(MatSeqCSRKCUDAClear(B));
+  PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
+  PetscCall(MatSeqCSRKCUDAClear(B)); /* after the table's functions went: the AIJ COO assembly back */
+  B->boundtocpu = PETSC_FALSE;
   PetscCall(MatSetVecType(B, VECSTANDARD));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQCSRK));
-  *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* to SeqAIJ (and from there to another AIJ subclass such as aijcusparse when that was asked for) */
-static PetscErrorCode MatConvert_SeqCSRKCUDA_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+/* to AIJ through CSR-k (and from there to another AIJ subclass such as aijcusparse when that was asked for) */
+PetscErrorCode MatConvert_CSRKCUDA_AIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat       B = *newmat;
-  PetscBool isaij;
+  PetscBool mpi, isaij;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
     PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(A, MATSEQCSRK, reuse, &B));
-  PetscCall(MatConvert_SeqCSRK_SeqAIJ(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
-  PetscCall(PetscStrcmp(type, MATSEQAIJ, &isaij));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  PetscCall(mpi ? MatConvert_MPICSRKCUDA_MPICSRK(A, MATMPICSRK, reuse, &B) : MatConvert_SeqCSRKCUDA_SeqCSRK(A, MATSEQCSRK, reuse, &B));
+  PetscCall(mpi ? MatConvert_MPICSRK_MPIAIJ(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B) : MatConvert_SeqCSRK_SeqAIJ(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
+  PetscCall(PetscStrcmp(type, mpi ? MATMPIAIJ : MATSEQAIJ, &isaij));
   if (!isaij) PetscCall(MatConvert(B, type, MAT_INPLACE_MATRIX, &B));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -447,29 +468,20 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
     if (!sp->cuda) {
       Mat_SeqCSRKCUDA *c;
+      MatCSRKCOO      *coo = NULL;
       PetscCall(PetscNew(&c));
-      c->offloadmask = PETSC_OFFLOAD_CPU;
-      c->nzstate     = -1;
-      c->state       = -1;
+      c->nzstate = -1;
+      c->state   = -1;
+      /* what the table replaces: MATSEQCSRK's summary (for the matrix bound to the CPU), the AIJ COO assembly */
       PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &sp->coo.preallocation));
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetValuesCOO_C", &sp->coo.values));
+      PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo));
       sp->cuda = c;
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatCSRKGetInfo_C", MatCSRKGetInfo_SeqCSRKCUDA));
-      if (sp->coo.preallocation && sp->coo.values) {
-        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_SeqCSRKCUDA));
-        PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", MatSetValuesCOO_SeqCSRKCUDA));
-      } else sp->coo.values = NULL;
     }
   }
-  PetscCall(MatBindToCPU_SeqCSRKCUDA(B, PETSC_FALSE));
-  B->ops->bindtocpu = MatBindToCPU_SeqCSRKCUDA;
-  B->ops->destroy   = MatDestroy_SeqCSRKCUDA;
+  PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
+  B->boundtocpu   = PETSC_FALSE;
+  B->offloadmask  = PETSC_OFFLOAD_UNALLOCATED;
   PetscCall(MatSetVecType(B, VECCUDA));
-  PetscCall(MatCSRKComposeConverters(B, SeqCUDAFrom, MatConvert_SeqAIJ_SeqCSRKCUDA));
-  PetscCall(MatCSRKComposeConverters(B, SeqCUDAToAIJ, MatConvert_SeqCSRKCUDA_SeqAIJ));
-  PetscCall(MatCSRKComposeConverters(B, SeqCUDAToCSRK, MatConvert_SeqCSRKCUDA_SeqCSRK));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQCSRKCUDA));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -480,20 +492,26 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    A subclass of `MATAIJ` whose vectors are `VECCUDA`. The AIJ arrays on the host stay the matrix; the products run on
    a device copy made on the GPU from them at the first product, in the user's ordering, with rows grouped into
-   super-rows and super-super-rows (k = 3 by default) and a kernel chosen from the row statistics. The copy is kept
-   while the nonzero pattern and the values do not change; new values are uploaded once, at the next product.
+   super-rows and super-super-rows and a kernel chosen once from the row statistics. The copy is kept while the nonzero
+   pattern and the values do not change; new values are uploaded once, at the next product.
 
    Options Database Keys:
 +  -mat_type csrkcuda - selects the type, with `-vec_type cuda` (or `-dm_mat_type csrkcuda -dm_vec_type cuda` for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge> - the kernel, see `MatCSRKSetCUDAKernel()`
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel, see `MatCSRKSetCUDAKernel()`
 .  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetCUDAPinnedHalo()`
-.  -mat_csrk_k <1,2,3> - levels of the device copy, see `MatCSRKSetLevels()`
+.  -mat_csrk_k <1,2,3> - levels of the device copy (3 by default), see `MatCSRKSetLevels()` and the note on levels
 .  -mat_csrk_sr_size <n> - rows per super-row, 0 for the GPU model's, see `MatCSRKSetSizes()`
 -  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetRowPatterns()`
 
    Level: beginner
 
-   Note:
+   Notes:
+   Levels on the GPU: with k = 3 a thread block of the row kernels (scalar, vector, stream) and of the sliced kernel
+   takes a super-super-row; with k = 1 or 2, the same on the GPU, a single super-row. The block, merge and cusparse
+   kernels do not use the levels. A matrix converted from `MATCSRK` (or AIJ) whose k is 2, the CPU default, becomes
+   k = 3: set k = 2 after the conversion (`MatCSRKSetLevels()`, or `-mat_csrk_k 2` read by `MatSetFromOptions()`).
+   `-mat_view ::ascii_info` and `-info` show the levels and the kernel in effect.
+
    `-mat_csrk_ordering` and the other options of `MATCSRK` apply to the host products: with host vectors, or with the
    matrix bound to the CPU by `MatBindToCPU()`, which then runs the kernels of `MATCSRK`.
 
@@ -501,18 +519,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 M*/
 
 /*MC
-   MATSEQCSRKCUDA - MATSEQCSRKCUDA = "seqaijcsrkcuda" - the sequential CSR-k type with the products on an NVIDIA GPU
-   (CSR-3 by default), a `MATSEQAIJ` subclass whose vectors are `VECCUDA`.
-
-   Options Database Keys: those of `MATSEQCSRK`, and
-+  -mat_type csrkcuda - selects it (with -vec_type cuda, or -dm_vec_type cuda for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel
--  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows fit the dictionary
-
-   Notes:
-   The device copy is made on the device from the AIJ arrays (what `MATSEQAIJCUSPARSE` uploads), in the user's
-   ordering: `-mat_csrk_ordering` applies only to the host products (host vectors, or the matrix bound to the CPU with
-   `MatBindToCPU()`).
+   MATSEQCSRKCUDA - MATSEQCSRKCUDA = "seqaijcsrkcuda" - the sequential CSR-k type with the products on an NVIDIA GPU,
+   a `MATSEQAIJ` subclass whose vectors are `VECCUDA`; see `MATCSRKCUDA` for its options and levels
 
    Level: beginner
 

@@ -4,12 +4,12 @@
 
 #include "../csrkimpl.h"
 
-typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle and descriptors (csrkcudakernels.cu) */
+typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle and descriptors (csrkcudacusparse.cu) */
 
-/* The device layout of one block, built on the device from the uploaded AIJ arrays (csrkcudasetup.cu), rows in the
+/* The device layout of one block, built on the device from the uploaded AIJ arrays (csrkcudaplan.cu), rows in the
    user's ordering. Super-rows are runs of sr consecutive rows, launch units runs of ssr super-rows. */
 typedef struct _n_CSRKDevice {
-  PetscInt     m, n, nnz, k;
+  PetscInt     m, n, nnz;
   PetscInt     sr, ssr, nsr, nunits;     /* sizes of the launch grouping; thread blocks */
   CSRKIdx     *rowptr, *colidx;          /* CSR arrays (freed by the sliced kernel over row patterns, which reads neither) */
   PetscScalar *val;                      /* CSR values (NULL for the sliced kernels: a value refresh uploads to scratch) */
@@ -19,7 +19,8 @@ typedef struct _n_CSRKDevice {
   CSRKIdx     *longrowchunk, *longchunkq; /* chunks [rowchunk[i], rowchunk[i+1]) of long row i; [q0, q1) of each chunk */
   PetscScalar *longpart;                 /* partial sum of each chunk */
   PetscInt     nlongchunks;
-  MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto) */
+  const struct _n_CSRKVariant *plan;     /* the plan: the entry of the variant table that set up this layout */
+  MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto; scalar or vector under the vector entry) */
   PetscInt     width;                    /* lanes per row: 1 for the scalar kernel (GPUSpMV-3), 2-32 for the vector kernel (GPUSpMV-3.5) */
   size_t       smem;                     /* dynamic shared memory of the stream kernel */
   unsigned     bx, by, bz;               /* thread block shape */
@@ -53,10 +54,9 @@ typedef struct _n_CSRKDevice {
   size_t       bytes;                    /* device memory held */
 } CSRKDevice;
 
-/* spptr->cuda of a MATSEQCSRKCUDA: the device copy and what it was made from */
+/* spptr->cuda of a MATSEQCSRKCUDA: the device copy and what it was made from (A->offloadmask tells whether it is current) */
 typedef struct {
   CSRKDevice      *dev;
-  PetscOffloadMask offloadmask; /* PETSC_OFFLOAD_BOTH while the device copy holds A's current values, else PETSC_OFFLOAD_CPU */
   PetscObjectState nzstate;     /* A->nonzerostate the layout was built for */
   PetscObjectState state;       /* object state of the values on the device */
   MatCSRKOptions   opt;         /* options the layout was built with */
@@ -64,24 +64,26 @@ typedef struct {
   PetscErrorCode (*hostinfo)(Mat, MatCSRKInfo *); /* MatCSRKGetInfo() of MATSEQCSRK, for the matrix bound to the CPU */
 } Mat_SeqCSRKCUDA;
 
-/* set-up and value refresh on the device (csrkcudasetup.cu) */
+/* the device copy through its plan (csrkcudaplan.cu): set-up, value refresh, products, diagonal, view */
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, CSRKDevice **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceRefresh(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
-/* products (csrkcudakernels.cu) */
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *, PetscScalar);
+PETSC_INTERN void           MatCSRKCUDADeviceView(const CSRKDevice *, char *, size_t);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *, PetscBool, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceScale(CSRKDevice *, PetscScalar);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *, const PetscScalar *, PetscInt, const PetscScalar **);
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSynchronize(void);
 PETSC_INTERN PetscErrorCode MatCSRKCUDACopyToHost(PetscScalar *, const PetscScalar *, PetscCount);
 
+PETSC_INTERN PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat, PetscViewer, const char *);
+PETSC_INTERN PetscErrorCode MatConvert_CSRKCUDA_AIJ(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat, MatType, MatReuse, Mat *);
+
 /* COO assembly with the values in host or device memory, through the AIJ base type's (csrkcuda.c) */
-PETSC_INTERN PetscErrorCode MatCSRKCUDACOOPreallocation(Mat, MatCSRKCOO *, PetscCount, PetscInt[], PetscInt[]);
-PETSC_INTERN PetscErrorCode MatCSRKCUDACOOSetValues(Mat, MatCSRKCOO *, const PetscScalar[], InsertMode);
+PETSC_INTERN PetscErrorCode MatCSRKCUDACOO(Mat, PetscBool, MatCSRKCOO **);
+PETSC_INTERN PetscErrorCode MatSetPreallocationCOO_CSRKCUDA(Mat, PetscCount, PetscInt[], PetscInt[]);
+PETSC_INTERN PetscErrorCode MatSetValuesCOO_CSRKCUDA(Mat, const PetscScalar[], InsertMode);
 
 /* halo exchange of the MPI product through pinned host buffers (csrkcudahalo.cu) */
 typedef struct _n_CSRKHalo *CSRKHalo;
@@ -96,18 +98,45 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
   #define CSRK_LONG_CHUNK      4096
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
-PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *, size_t *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
-PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseCreate(CSRKDevice *, size_t *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDACusparseDestroy(CSRKDevice *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDAStreamKernelInit(void);
-/* the block kernel (csrkcudablock.cu): its nodes found on the device, its layout, its products and diagonal */
-PETSC_INTERN PetscErrorCode MatCSRKCUDABlockFindNodes(CSRKDevice *, cudaStream_t);
-PETSC_INTERN PetscErrorCode MatCSRKCUDABlockBuild(Mat, CSRKDevice *, const MatCSRKOptions *, size_t *, cudaStream_t);
-PETSC_INTERN PetscErrorCode MatCSRKCUDABlockFree(CSRKDevice *);
-PETSC_INTERN size_t         MatCSRKCUDABlockBytes(const CSRKDevice *, PetscBool);
-PETSC_INTERN PetscErrorCode MatCSRKCUDABlockMult(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
-PETSC_INTERN PetscErrorCode MatCSRKCUDABlockDiagonal(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
+
+/* What the plan's choice reads besides the row statistics kept in the device copy (mean, var, maxlen, nonzerorows) */
+typedef struct {
+  PetscBool  forced; /* the kernel was asked for (-mat_csrk_cuda_kernel), else the auto rule chooses */
+  PetscReal  cv;     /* coefficient of variation of the row lengths */
+  PetscInt64 pnnz;   /* entries of the sliced storage, padded to each super-row's longest row */
+  PetscBool  sliced; /* the sliced kernel's rule holds: forced, or regular rows within its padding bound */
+  PetscInt   maxu;   /* most nonzeros of a launch unit of the row grouping; -1 until CSRKPlanFits() counts them */
+} CSRKPlanStats;
+
+/* One variant of the plan table (csrkcudaplan.cu), each in its own file: its set-up on the device, which under auto
+   first tests the variant's rule and returns with d->kernel still auto where it does not hold (the device bytes it
+   allocates are counted); the refresh of its layout from values uploaded to v (NULL: the kernel reads the CSR values,
+   where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); a phrase for the view; and
+   the freeing of its arrays (also those of a candidate that its rule declined) */
+typedef struct _n_CSRKVariant {
+  MatCSRKCUDAKernel kernel;
+  PetscErrorCode (*setup)(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
+  PetscErrorCode (*refresh)(CSRKDevice *, const PetscScalar *, cudaStream_t);
+  PetscErrorCode (*mult)(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
+  PetscErrorCode (*diagonal)(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
+  void (*view)(const CSRKDevice *, char *, size_t);
+  PetscErrorCode (*destroy)(CSRKDevice *);
+} CSRKVariant;
+PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantCusparse, CSRKVariantStream, CSRKVariantVector;
+PETSC_INTERN PetscErrorCode CSRKPlanFits(CSRKDevice *, CSRKPlanStats *, PetscBool *, cudaStream_t);
+/* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
+PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
+/* the row kernels' set-up steps that the stored transpose shares, and the diagonal of CSR arrays (csrkcudakernels.cu) */
+PETSC_INTERN PetscErrorCode CSRKBuildGroups(PetscInt, PetscInt, PetscInt, CSRKIdx **, CSRKIdx **, PetscInt *, PetscInt *, size_t *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKBuildLongRows(CSRKDevice *, size_t *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKDiagonalCSR(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
+/* Rows longer than this go to the long-row kernels (CSRK_IDX_MAX: none is): far beyond the mean, where one sub-warp
+   or thread would serialise a whole block */
+static inline PetscInt CSRKLongRowLength(PetscReal mean, PetscInt maxlen)
+{
+  const PetscInt len = PetscMax(512, (PetscInt)(16 * mean));
+  return maxlen <= len ? CSRK_IDX_MAX : len;
+}
 static inline unsigned CSRKGrid(PetscInt n)
 {
   return (unsigned)PetscMax(1, PetscMin((n + 255) / 256, 65535 * 4));

@@ -1,41 +1,32 @@
 /*
-   The block kernel of MATCSRKCUDA: rows in nodes.
-
-   A node is a run of up to CSRK_BLOCK_NODE_MAX consecutive rows with one column list (AIJ's inodes: the bs rows of a
-   vertex of an elasticity or multi-field matrix). The layout keeps ONE column index per node entry instead of one per
-   row entry (bs times fewer index bytes), as a 16-bit offset from the node's smallest column where every node spans
-   fewer than 65536 columns (and -mat_csrk_compress_indices is on), else as a 32-bit column.
-
-   The values stay in CSR order, which is node-major and row-major inside a node (row i of node n holds its L values
-   at nodevalptr[n] + i L). A sub-warp of W lanes takes a node, lane t its columns t, t + W, ...: it loads x once per
-   column for the node's h rows, and each of its h value loads of a step reads W consecutive values of one row
-   across the sub-warp, so every load is coalesced without a second copy of the values. Keeping the CSR order also
-   makes a value refresh the plain upload of the CSR kernels (no scatter, no position map) and lets MatScale() and
-   the stored transpose's map work on the values unchanged. The h sums of a node are reduced with shuffles inside the
-   sub-warp in a fixed order, so the results are the same run to run.
-
-   Nodes are found on the device from the uploaded CSR arrays: a row starts a run where its column list differs from
-   the previous row's; a run longer than CSRK_BLOCK_NODE_MAX rows is cut into nodes of nearly equal size; rows that
-   match no neighbour are nodes of one row, empty rows runs of empty rows. The CSR columns and row pointers are freed
-   afterwards: the kernel, the diagonal and the value refresh read only the node arrays and the values.
+   The block kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu; docs/design.md, "GPU block kernel"): nodes
+   of up to CSRK_BLOCK_NODE_MAX consecutive rows with one column list (AIJ's inodes), ONE column index per node entry
+   (a 16-bit offset from the node's smallest column where every node spans fewer than 65536 columns, else 32-bit), the
+   values in CSR order (node-major, row-major inside a node), so that a refresh is the plain upload of the CSR kernels
+   and every load of a sub-warp (a node) is coalesced. Nodes are found on the device from the uploaded CSR arrays (a
+   row starts a run where its column list differs from the previous row's); the CSR columns and row pointers are then
+   freed. The h sums of a node are reduced with shuffles in a fixed order, so the results are the same run to run.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
 #include "csrkcudautil.cuh"
 #include "csrkcudablock.cuh"
 
-/*
-   MatCSRKCUDABlockFindNodes - the nodes of d's rows (from its CSR arrays on the device) into d->nodeptr, nodecolptr,
-   nodevalptr, nodebase, with their counts; nothing is counted in d's bytes until MatCSRKCUDABlockBuild() keeps them
-*/
-PetscErrorCode MatCSRKCUDABlockFindNodes(CSRKDevice *d, cudaStream_t stream)
+/* auto: the share of the rows that must lie in nodes of two or more rows */
+#define CSRK_BLOCK_MIN_NODE_ROWS 0.75
+
+static PetscErrorCode CSRKBlockDestroy(CSRKDevice *);
+
+/* the nodes of d's rows (from its CSR arrays on the device) into d->nodeptr, nodecolptr, nodevalptr, nodebase, with
+   their counts; nothing is counted in d's bytes until CSRKBlockSetUp() keeps them */
+static PetscErrorCode CSRKBlockFindNodes(CSRKDevice *d, cudaStream_t stream)
 {
   const PetscInt  m = d->m;
   CSRKIdx        *head, *runid, *runstart, *nhead, *nid, nn = 0, ncolent = 0;
   CSRKBlockStats *dst, st = {0, 0};
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKCUDABlockFree(d));
+  PetscCall(CSRKBlockDestroy(d));
   PetscCall(CSRKScratch(&head, 5 * ((PetscInt64)m + 1), stream));
   runid    = head + (m + 1);
   runstart = runid + (m + 1);
@@ -79,22 +70,32 @@ PetscErrorCode MatCSRKCUDABlockFindNodes(CSRKDevice *d, cudaStream_t stream)
 }
 
 /* device memory of the block layout of d: values, node columns (16-bit offsets or 32-bit), the node arrays */
-size_t MatCSRKCUDABlockBytes(const CSRKDevice *d, PetscBool offsets)
+static size_t CSRKBlockBytes(const CSRKDevice *d, PetscBool offsets)
 {
   return sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1) + (offsets ? sizeof(uint16_t) : sizeof(CSRKIdx)) * (size_t)PetscMax(d->nodecolent, 1) + (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(d->nnodes + 1);
 }
 
-/*
-   MatCSRKCUDABlockBuild - the block layout from the nodes that MatCSRKCUDABlockFindNodes() found: the node columns,
-   the launch shape; the CSR columns and row pointers are freed
-*/
-PetscErrorCode MatCSRKCUDABlockBuild(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, size_t *bytes, cudaStream_t stream)
+/* The block layout from the nodes: the node columns, the launch shape; the CSR columns and row pointers are freed.
+   Auto takes it where the sliced kernel has no row patterns, most rows are non-empty, none is a long row (a node is
+   one sub-warp's), at least CSRK_BLOCK_MIN_NODE_ROWS of the rows lie in nodes of two or more rows, and the layout
+   takes less device memory than the CSR arrays (aijcusparse's) */
+static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
-  const PetscBool offsets = (PetscBool)(opt->compress && d->nodespan < 65536);
-  const PetscReal lbar    = d->nnodes ? (PetscReal)d->nodecolent / d->nnodes : 0;
-  const PetscInt  w       = opt->sr_size;
+  const size_t    csrbytes = (sizeof(PetscScalar) + sizeof(CSRKIdx)) * (size_t)PetscMax(d->nnz, 1) + sizeof(CSRKIdx) * ((size_t)d->m + 1);
+  PetscBool       offsets;
+  PetscReal       lbar;
+  PetscInt        w = opt->sr_size;
 
   PetscFunctionBegin;
+  if (!st->forced && (d->rowpat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKBlockFindNodes(d, stream));
+  offsets = (PetscBool)(opt->compress && d->nodespan < 65536);
+  if (!st->forced && !((PetscReal)d->nnoderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && CSRKBlockBytes(d, offsets) < csrbytes)) {
+    PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", d->nnoderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, CSRKBlockBytes(d, offsets) / 1048576.0, csrbytes / 1048576.0));
+    PetscCall(CSRKBlockDestroy(d));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  lbar = d->nnodes ? (PetscReal)d->nodecolent / d->nnodes : 0;
   if (offsets) {
     PetscCall(CSRKMalloc(&d->nodeoff, d->nodecolent, bytes));
     CSRKBlockColumnsKernel<uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodecolptr, d->nodevalptr, d->nodebase, d->colidx, d->nodeoff);
@@ -115,8 +116,7 @@ PetscErrorCode MatCSRKCUDABlockBuild(Mat A, CSRKDevice *d, const MatCSRKOptions 
   d->width = lbar <= 16 ? 4 : lbar <= 64 ? 8 : lbar <= 128 ? 16 : 32;
   if (w >= 2 && w <= 32 && !(w & (w - 1))) d->width = w;
   d->bx     = CSRK_BLOCK_THREADS;
-  d->by     = 1;
-  d->bz     = 1;
+  d->by = d->bz = 1;
   d->sr     = CSRK_BLOCK_NODE_MAX;
   d->nsr    = d->nnodes;
   d->ssr    = CSRK_BLOCK_THREADS / d->width;
@@ -126,7 +126,7 @@ PetscErrorCode MatCSRKCUDABlockBuild(Mat A, CSRKDevice *d, const MatCSRKOptions 
 }
 
 /* frees the block layout's arrays (a rejected candidate, or the device copy's destruction) */
-PetscErrorCode MatCSRKCUDABlockFree(CSRKDevice *d)
+static PetscErrorCode CSRKBlockDestroy(CSRKDevice *d)
 {
   PetscFunctionBegin;
   CSRKCudaFree(d->nodeptr);
@@ -146,37 +146,18 @@ static void CSRKBlockLaunch(const CSRKDevice *d, const PetscScalar *x, const Pet
   else CSRKBlockKernel<W, CSRKIdx><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, x, z, y);
 }
 
-/*
-   MatCSRKCUDABlockMult - y = A x (+ z) with the block kernel
-*/
-PetscErrorCode MatCSRKCUDABlockMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+/* y = A x (+ z) with the block kernel */
+static PetscErrorCode CSRKBlockMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
   PetscFunctionBegin;
   if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
-  switch (d->width) {
-  case 2:
-    CSRKBlockLaunch<2>(d, x, z, y, stream);
-    break;
-  case 4:
-    CSRKBlockLaunch<4>(d, x, z, y, stream);
-    break;
-  case 8:
-    CSRKBlockLaunch<8>(d, x, z, y, stream);
-    break;
-  case 16:
-    CSRKBlockLaunch<16>(d, x, z, y, stream);
-    break;
-  default:
-    CSRKBlockLaunch<32>(d, x, z, y, stream);
-  }
+  (d->width == 2 ? CSRKBlockLaunch<2> : d->width == 4 ? CSRKBlockLaunch<4> : d->width == 8 ? CSRKBlockLaunch<8> : d->width == 16 ? CSRKBlockLaunch<16> : CSRKBlockLaunch<32>)(d, x, z, y, stream);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   MatCSRKCUDABlockDiagonal - v = diag(A) (shift false), or diag(A) += a (shift true), over the block layout
-*/
-PetscErrorCode MatCSRKCUDABlockDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
+/* v = diag(A) (shift false), or diag(A) += a (shift true), over the block layout */
+static PetscErrorCode CSRKBlockDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
 {
   PetscFunctionBegin;
   if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
@@ -190,3 +171,10 @@ PetscErrorCode MatCSRKCUDABlockDiagonal(CSRKDevice *d, PetscBool shift, PetscSca
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+static void CSRKBlockView(const CSRKDevice *d, char *buf, size_t len)
+{
+  snprintf(buf, len, "%" PetscInt_FMT " nodes of up to %d rows with one column list (%" PetscInt_FMT " rows in nodes of two or more), a column index per node entry as %s, %" PetscInt_FMT " lanes per node", d->nnodes, CSRK_BLOCK_NODE_MAX, d->nnoderows, d->nodeoff ? "16-bit offsets" : "32-bit columns", d->width);
+}
+
+const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, CSRKBlockView, CSRKBlockDestroy};

@@ -1,44 +1,17 @@
 /*
-   CSR-k SpMV kernels on NVIDIA GPUs: the products over the device layout that csrkcudasetup.cu builds.
-
-   Kernels:
-     scalar (GPUSpMV-3): a block per unit of super-rows, a thread per row; block (x = rows of a super-row, y = super-rows)
-     vector (GPUSpMV-3.5): a sub-warp of w lanes per row, reduced with __shfl_down_sync inside the sub-warp;
-                         block (x = w lanes, y = rows, z = super-rows)
-     long rows:          rows longer than a threshold are skipped by the kernels above and cut into chunks of
-                         4096 entries, a block per chunk, the chunks of a row summed in a fixed order (deterministic)
-     stream (auto for irregular short rows): a block per unit forms its products with coalesced loads in shared
-                         memory, then a thread per row sums them
-     sliced (auto for rows of nearly equal length): each 32-row super-row is stored column by column, padded to its
-                         longest row (the SELL idea inside the CSR-k hierarchy); a warp per super-row, a thread per
-                         row; the column indices are row patterns (an offset list per distinct row) where the rows
-                         fit the dictionary, else 32-bit columns laid out as the values
-     merge (auto for irregular rows): rows and nonzeros together cut into equal tiles, a block each (csrkcudamerge.cu)
-     cusparse (forced, or irregular rows beyond the merge kernel's 32-bit coordinates): cuSPARSE's merge-based CSR
-                         SpMV (CUSPARSE_SPMV_CSR_ALG2) over the same CSR arrays
-     block (auto for rows in nodes of one column list, where the sliced kernel has no row patterns): a sub-warp per
-                         node, one column index per node entry (csrkcudablock.cu)
-   Every reduction has a fixed order, so results are bitwise reproducible run to run (CUSPARSE_SPMV_CSR_ALG2 is
-   cuSPARSE's deterministic CSR algorithm).
+   The row kernels of MATCSRKCUDA (entries of the plan, csrkcudaplan.cu) over the CSR arrays and a launch grouping of
+   super-rows (sr rows) into units (ssr super-rows, a thread block each; one super-row at k < 3): scalar (GPUSpMV-3, a
+   thread per row), vector (GPUSpMV-3.5, a sub-warp of w lanes per row), stream (a unit's products formed with coalesced
+   loads in shared memory, then a thread per row sums them); rows far longer than the mean cut into chunks of 4096
+   entries, a block each; blocks of mostly empty rows run over the non-empty rows. Every reduction has a fixed order,
+   so results are bitwise reproducible run to run.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
-#include "csrkcudadevice.cuh"
-#include <petscdevice_cuda.h>
-#include <cusparse.h>
+#include "csrkcudautil.cuh"
 
-#define CSRK_LONG_BLOCK 256
-
-PetscErrorCode CSRKGetStream(cudaStream_t *s)
-{
-  PetscFunctionBegin;
-#if PETSC_VERSION_GE(3, 20, 0)
-  PetscCall(PetscGetCurrentCUDAStream(s));
-#else
-  *s = PetscDefaultCudaStream;
-#endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+#define CSRK_LONG_BLOCK                256
+#define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
 
 /* GPUSpMV-3: thread per row */
 __global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
@@ -97,81 +70,6 @@ __global__ void CSRKStreamKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
   }
 }
 
-/* Entries a thread loads before it multiplies: its values and indices first, then the x they point to, so that a
-   batch costs two memory round trips whatever its length (a row of 7 entries is one batch) */
-#ifndef CSRK_SLICED_BATCH
-  #define CSRK_SLICED_BATCH 4
-#endif
-/* mean row length above which the sliced kernel over row patterns loads in batches (docs/tuning.md) */
-#ifndef CSRK_SLICED_PLAIN_MAX_MEAN
-  #define CSRK_SLICED_PLAIN_MAX_MEAN 12
-#endif
-/* blocks of 128 threads an SM must hold: caps the registers of the sliced kernel (occupancy against batch depth) */
-#ifndef CSRK_SLICED_MINBLOCKS
-  #define CSRK_SLICED_MINBLOCKS 10
-#endif
-
-/* Sliced kernel over plain 32-bit columns laid out as the values (column of entry p at scol[sliceptr[s] + p]): a block
-   per unit, a warp per super-row (blockDim.y super-rows at a time), a thread per row. Entry j of row i of super-row s
-   is at sliceptr[s] + j h + i (h = rows of s); a thread stops at its own row length, so the padding is never read or
-   multiplied (an Inf or NaN in x cannot leak into other rows through it). */
-__global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
-{
-  const CSRKIdx u = blockIdx.x;
-  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
-    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0, base = sliceptr[s];
-    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
-      const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
-      PetscScalar   sum = 0.0;
-      CSRKIdx       q   = base + i;
-      /* unrolled so that several loads of a thread are in flight at once */
-#pragma unroll 4
-      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
-      CSRKStore(r0 + i, perm, z, y, sum);
-    }
-  }
-}
-
-/* The sliced kernel over row patterns (MatCSRKSetRowPatterns()): the offsets from the diagonal of row r are pattern
-   rowpat[r] of a small dictionary that the warps read through the L1 cache, where the 32 rows of a super-row of a
-   stencil mostly share one pattern (a broadcast). No column index or row pointer is read: 2 bytes per row instead of
-   4 per entry (plain columns) plus 4 of row pointer. BATCHED: loads in batches of CSRK_SLICED_BATCH entries (rows
-   longer than CSRK_SLICED_PLAIN_MAX_MEAN on average); else the loop of CSRKSlicedPlainKernel. */
-template <bool BATCHED>
-__global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedPatternKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ sliceptr, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
-{
-  const CSRKIdx u = blockIdx.x;
-  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
-    const CSRKIdx      r0 = srptr[s], h = srptr[s + 1] - r0;
-    const PetscScalar *v  = sval + sliceptr[s];
-    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
-      const CSRKIdx      r = r0 + i, p = (CSRKIdx)__ldcs(rowpat + r), p0 = __ldg(patptr + p), len = __ldg(patptr + p + 1) - p0;
-      const int32_t     *off = patoff + p0;
-      const PetscScalar *xr  = x + r;
-      PetscScalar        sum = 0.0;
-      if (BATCHED) {
-        for (CSRKIdx j0 = 0; j0 < len; j0 += CSRK_SLICED_BATCH) {
-          PetscScalar a[CSRK_SLICED_BATCH];
-          CSRKIdx     c[CSRK_SLICED_BATCH];
-#pragma unroll
-          for (int k = 0; k < CSRK_SLICED_BATCH; k++)
-            if (j0 + k < len) {
-              a[k] = CSRKLoadStreamed(v + i + (j0 + k) * h);
-              c[k] = __ldg(off + j0 + k);
-            }
-#pragma unroll
-          for (int k = 0; k < CSRK_SLICED_BATCH; k++)
-            if (j0 + k < len) sum += a[k] * xr[c[k]];
-        }
-      } else {
-#pragma unroll 4
-        for (CSRKIdx j = 0; j < len; j++) sum += CSRKLoadStreamed(v + i + j * h) * xr[__ldg(off + j)];
-      }
-      CSRKStore(r, perm, z, y, sum);
-    }
-  }
-}
-
 /* Long rows are cut into chunks of CSRK_LONG_CHUNK entries, a block per chunk (so that one row of a million entries
    is spread over the whole GPU): warp shuffles, then a fixed-order sum of the warp results into part[c]. A second
    kernel adds the chunks of each row in order, so the result does not depend on the scheduling. */
@@ -200,11 +98,6 @@ __global__ void CSRKLongSumKernel(PetscInt nlong, const CSRKIdx *__restrict__ ro
   }
 }
 
-__global__ void CSRKGatherKernel(PetscInt n, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, PetscScalar *__restrict__ xp)
-{
-  for (PetscInt i = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; i < n; i += (PetscInt)blockDim.x * gridDim.x) xp[i] = x[perm[i]];
-}
-
 /* y = diag(A), or diag(A) += a (SHIFT): a scan of each CSR row for its diagonal column */
 template <bool SHIFT>
 __global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, PetscScalar *__restrict__ val, PetscScalar *__restrict__ y, PetscScalar a)
@@ -221,125 +114,50 @@ __global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowpt
   }
 }
 
-/* the same over the sliced storage: entry j of row r = 32 s + i lies at sliceptr[s] + j h + i; its column is read
-   from the row's pattern (offset 0) or from the plain columns */
-template <bool SHIFT>
-__global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, PetscScalar *__restrict__ sval, PetscScalar *__restrict__ y, PetscScalar a)
+/* uniform grouping: super-row s is rows [s sr, (s + 1) sr), unit u is super-rows [u ssr, (u + 1) ssr) */
+__global__ void CSRKGroupKernel(PetscInt64 nrows, PetscInt64 sr, PetscInt64 nsr, PetscInt64 ssr, PetscInt64 nunits, CSRKIdx *__restrict__ srptr, CSRKIdx *__restrict__ unitptr)
 {
-  for (PetscInt r = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; r < m; r += (PetscInt)blockDim.x * gridDim.x) {
-    const PetscInt s = r / 32, i = r % 32, h = PetscMin(32, m - 32 * s);
-    PetscInt       q = -1;
-    if (rowpat) {
-      const CSRKIdx p0 = patptr[rowpat[r]], len = patptr[rowpat[r] + 1] - p0;
-      for (CSRKIdx j = 0; j < len; j++)
-        if (!patoff[p0 + j]) {
-          q = sliceptr[s] + j * h + i;
-          break;
-        }
-    } else {
-      const CSRKIdx len = rowptr[r + 1] - rowptr[r];
-      for (CSRKIdx j = 0; j < len; j++)
-        if (scol[sliceptr[s] + j * h + i] == (CSRKIdx)r) {
-          q = sliceptr[s] + j * h + i;
-          break;
-        }
+  CSRK_GRIDSTRIDE(i, PetscMax(nsr, nunits) + 1)
+  {
+    if (i <= nsr) srptr[i] = (CSRKIdx)min(i * sr, nrows);
+    if (i <= nunits) unitptr[i] = (CSRKIdx)min(i * ssr, nsr);
+  }
+}
+
+/* flag[r] = 1 for rows longer than minlen (entry m: 0, for the scan) */
+__global__ void CSRKRowFlagKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, CSRKIdx minlen, CSRKIdx *__restrict__ flag)
+{
+  CSRK_GRIDSTRIDE(r, m + 1) flag[r] = r < m && rowptr[r + 1] - rowptr[r] > minlen ? 1 : 0;
+}
+
+/* rows[pos[r]] = r for the flagged rows (pos: exclusive sum of the flags) and their first entries */
+__global__ void CSRKRowCompactKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, CSRKIdx minlen, const CSRKIdx *__restrict__ pos, CSRKIdx *__restrict__ rows, CSRKIdx *__restrict__ rowstart)
+{
+  CSRK_GRIDSTRIDE(r, m)
+  {
+    if (rowptr[r + 1] - rowptr[r] > minlen) {
+      rows[pos[r]] = (CSRKIdx)r;
+      if (rowstart) rowstart[pos[r]] = rowptr[r];
     }
-    if (SHIFT) {
-      if (q >= 0) sval[q] += a;
-    } else y[r] = q >= 0 ? sval[q] : 0.0;
   }
 }
 
-/* x *= a over n entries */
-__global__ void CSRKScaleKernel(PetscInt64 n, PetscScalar *__restrict__ x, PetscScalar a)
+/* chunks of each long row (entry nlong: 0, for the scan), then the entry range of each chunk */
+__global__ void CSRKLongCountKernel(PetscInt64 nlong, const CSRKIdx *__restrict__ rows, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ cnt)
 {
-  for (PetscInt64 i = blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x; i < n; i += (PetscInt64)blockDim.x * gridDim.x) x[i] *= a;
+  CSRK_GRIDSTRIDE(i, nlong + 1) cnt[i] = i < nlong ? (rowptr[rows[i] + 1] - rowptr[rows[i]] + CSRK_LONG_CHUNK - 1) / CSRK_LONG_CHUNK : 0;
 }
 
-/* The cusparse kernel: cuSPARSE's handle, the matrix over the device CSR arrays (values updated in place by value
-   refreshes) and the vectors, whose pointers are set at each product; preprocessed: the buffer holds the algorithm's
-   analysis of the pattern */
-struct _n_CSRKCusparse {
-  cusparseHandle_t     handle;
-  cusparseSpMatDescr_t mat;
-  cusparseDnVecDescr_t vx, vy;
-  void                *buffer;
-  PetscBool            preprocessed;
-};
-
-#if defined(PETSC_USE_COMPLEX)
-  #define CSRK_CUDA_SCALAR (sizeof(PetscReal) == sizeof(float) ? CUDA_C_32F : CUDA_C_64F)
-#else
-  #define CSRK_CUDA_SCALAR (sizeof(PetscReal) == sizeof(float) ? CUDA_R_32F : CUDA_R_64F)
-#endif
-
-PetscErrorCode MatCSRKCUDACusparseCreate(CSRKDevice *d, size_t *bytes)
+__global__ void CSRKLongChunksKernel(PetscInt64 nlong, const CSRKIdx *__restrict__ rows, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ rowchunk, CSRKIdx *__restrict__ chunkq)
 {
-  CSRKCusparse      sp;
-  const PetscScalar one = 1.0, zero = 0.0;
-  size_t            size;
-
-  PetscFunctionBegin;
-  PetscCall(PetscNew(&sp));
-  d->sp = sp;
-  PetscCallCUSPARSE(cusparseCreate(&sp->handle));
-  PetscCallCUSPARSE(cusparseCreateCsr(&sp->mat, d->m, d->n, d->nnz, d->rowptr, d->colidx, d->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CSRK_CUDA_SCALAR));
-  /* each product sets the vectors' pointers; until then they point at the values (the buffer query reads no entry) */
-  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vx, d->n, d->val, CSRK_CUDA_SCALAR));
-  PetscCallCUSPARSE(cusparseCreateDnVec(&sp->vy, d->m, d->val, CSRK_CUDA_SCALAR));
-  PetscCallCUSPARSE(cusparseSpMV_bufferSize(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, &size));
-  PetscCallCUDA(cudaMalloc(&sp->buffer, PetscMax(size, 1)));
-  *bytes += size;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatCSRKCUDACusparseDestroy(CSRKDevice *d)
-{
-  CSRKCusparse sp = d->sp;
-
-  PetscFunctionBegin;
-  if (!sp) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCallCUSPARSE(cusparseDestroyDnVec(sp->vx));
-  PetscCallCUSPARSE(cusparseDestroyDnVec(sp->vy));
-  PetscCallCUSPARSE(cusparseDestroySpMat(sp->mat));
-  PetscCallCUSPARSE(cusparseDestroy(sp->handle));
-  CSRKCudaFree(sp->buffer);
-  PetscCall(PetscFree(d->sp));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* y = A x (+ z) with cuSPARSE, into y directly (z copied there first and added by beta = 1) */
-static PetscErrorCode CSRKCusparseMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
-{
-  CSRKCusparse      sp  = d->sp;
-  const PetscScalar one = 1.0, zero = 0.0;
-
-  PetscFunctionBegin;
-  if (z && z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, sizeof(PetscScalar) * d->m, cudaMemcpyDeviceToDevice, stream));
-  PetscCallCUSPARSE(cusparseSetStream(sp->handle, stream));
-  PetscCallCUSPARSE(cusparseDnVecSetValues(sp->vx, (void *)x));
-  PetscCallCUSPARSE(cusparseDnVecSetValues(sp->vy, y));
-#if CUDART_VERSION >= 12040
-  /* the row partition of ALG2 once per pattern instead of in every product (cuSPARSE 12.4 and later; PETSc's
-     aijcusparse does the same for its algorithm); the descriptors have their first real vectors by now */
-  if (!sp->preprocessed) {
-    PetscCallCUSPARSE(cusparseSpMV_preprocess(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, z ? &one : &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, sp->buffer));
-    sp->preprocessed = PETSC_TRUE;
+  CSRK_GRIDSTRIDE(i, nlong)
+  {
+    CSRKIdx q = rowptr[rows[i]];
+    for (CSRKIdx c = rowchunk[i]; c < rowchunk[i + 1]; c++, q += CSRK_LONG_CHUNK) {
+      chunkq[2 * c]     = q;
+      chunkq[2 * c + 1] = min(q + CSRK_LONG_CHUNK, rowptr[rows[i] + 1]);
+    }
   }
-#endif
-  PetscCallCUSPARSE(cusparseSpMV(sp->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sp->mat, sp->vx, z ? &one : &zero, sp->vy, CSRK_CUDA_SCALAR, CUSPARSE_SPMV_CSR_ALG2, sp->buffer));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the stream kernel may take more shared memory than the default 48 KB */
-PetscErrorCode MatCSRKCUDAStreamKernelInit(void)
-{
-  static PetscBool done = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  if (!done) PetscCallCUDA(cudaFuncSetAttribute(CSRKStreamKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CSRK_STREAM_SMEM_MAX));
-  done = PETSC_TRUE;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The kernels over the row grouping (unitptr, srptr) of d; perm: the row each grouped row stands for (the
@@ -349,39 +167,13 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   const CSRKIdx     *colidx = d->colidx;
   const PetscScalar *val    = d->val;
   const dim3         block(d->bx, d->by, d->bz);
-  const unsigned     grid = (unsigned)d->nunits;
+  const PetscBool    st = (PetscBool)(d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM);
+  /* the three kernels take the same arguments: the stream kernel, the scalar one, or the vector one of d->width lanes */
+  void (*kern)(const CSRKIdx *, const CSRKIdx *, const CSRKIdx *, const CSRKIdx *, const PetscScalar *, const CSRKIdx *, CSRKIdx, const PetscScalar *, const PetscScalar *, PetscScalar *) = st ? CSRKStreamKernel : d->width == 1 ? CSRKScalarKernel : d->width == 2 ? CSRKVectorKernel<2> : d->width == 4 ? CSRKVectorKernel<4> : d->width == 8 ? CSRKVectorKernel<8> : d->width == 16 ? CSRKVectorKernel<16> : CSRKVectorKernel<32>;
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_SLICED) {
-    if (d->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<grid, block, 0, stream>>>(unitptr, srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, perm, x, z, y);
-    else if (d->rowpat) CSRKSlicedPatternKernel<false><<<grid, block, 0, stream>>>(unitptr, srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, perm, x, z, y);
-    else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, d->sliceptr, d->scol, d->sval, perm, x, z, y);
-    PetscCallCUDA(cudaGetLastError());
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  switch (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM ? 0 : d->width) {
-  case 0:
-    CSRKStreamKernel<<<grid, block, d->smem, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 1:
-    CSRKScalarKernel<<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 2:
-    CSRKVectorKernel<2><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 4:
-    CSRKVectorKernel<4><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 8:
-    CSRKVectorKernel<8><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  case 16:
-    CSRKVectorKernel<16><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-    break;
-  default:
-    CSRKVectorKernel<32><<<grid, block, 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
-  }
+  kern<<<(unsigned)d->nunits, block, st ? d->smem : 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   if (d->nlong) {
     CSRKLongChunkKernel<<<(unsigned)d->nlongchunks, CSRK_LONG_BLOCK, 0, stream>>>(d->longchunkq, colidx, val, x, d->longpart);
@@ -392,15 +184,152 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   MatCSRKCUDADeviceMult - y = A x (+ z), all device pointers
-*/
-PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+/* unitptr and srptr of the uniform grouping of d's sizes over nrows rows */
+PetscErrorCode CSRKBuildGroups(PetscInt nrows, PetscInt sr, PetscInt ssr, CSRKIdx **srptr, CSRKIdx **unitptr, PetscInt *nsr, PetscInt *nunits, size_t *bytes, cudaStream_t stream)
 {
-  cudaStream_t stream;
+  PetscFunctionBegin;
+  *nsr    = (nrows + sr - 1) / sr;
+  *nunits = (*nsr + ssr - 1) / ssr;
+  PetscCall(CSRKMalloc(srptr, *nsr + 1, bytes));
+  PetscCall(CSRKMalloc(unitptr, *nunits + 1, bytes));
+  CSRKGroupKernel<<<CSRKGrid(PetscMax(*nsr, *nunits) + 1), 256, 0, stream>>>(nrows, sr, *nsr, ssr, *nunits, *srptr, *unitptr);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the rows of rowptr (m rows) longer than minlen: their numbers (and first entries, if rowstart), their count */
+static PetscErrorCode CSRKSelectRows(PetscInt m, const CSRKIdx *rowptr, CSRKIdx minlen, CSRKIdx **rows, CSRKIdx **rowstart, PetscInt *nrows, size_t *bytes, cudaStream_t stream)
+{
+  CSRKIdx *pos, cnt;
 
   PetscFunctionBegin;
-  PetscCall(CSRKGetStream(&stream));
+  PetscCall(CSRKScratch(&pos, (PetscInt64)m + 1, stream));
+  CSRKRowFlagKernel<<<CSRKGrid(m + 1), 256, 0, stream>>>(m, rowptr, minlen, pos);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(pos, pos, m + 1, stream));
+  PetscCall(CSRKReadBack(&cnt, pos + m, 1, stream));
+  *nrows = cnt;
+  PetscCall(CSRKMalloc(rows, cnt, bytes));
+  if (rowstart) PetscCall(CSRKMalloc(rowstart, (PetscInt64)cnt + 1, bytes));
+  CSRKRowCompactKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, rowptr, minlen, pos, *rows, rowstart ? *rowstart : NULL);
+  PetscCallCUDA(cudaGetLastError());
+  CSRKScratchFree(pos, stream);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The rows of d longer than d->longlen, cut into chunks of CSRK_LONG_CHUNK entries */
+PetscErrorCode CSRKBuildLongRows(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+{
+  CSRKIdx *cnt;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKSelectRows(d->m, d->rowptr, (CSRKIdx)d->longlen, &d->longrows, NULL, &d->nlong, bytes, stream));
+  PetscCall(CSRKMalloc(&d->longrowchunk, d->nlong + 1, bytes));
+  PetscCall(CSRKScratch(&cnt, d->nlong + 1, stream));
+  CSRKLongCountKernel<<<CSRKGrid(d->nlong + 1), 256, 0, stream>>>(d->nlong, d->longrows, d->rowptr, cnt);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(cnt, d->longrowchunk, d->nlong + 1, stream));
+  CSRKScratchFree(cnt, stream);
+  {
+    CSRKIdx nc;
+    PetscCall(CSRKReadBack(&nc, d->longrowchunk + d->nlong, 1, stream));
+    d->nlongchunks = nc;
+  }
+  PetscCall(CSRKMalloc(&d->longchunkq, 2 * d->nlongchunks, bytes));
+  PetscCall(CSRKMalloc(&d->longpart, d->nlongchunks, bytes));
+  CSRKLongChunksKernel<<<CSRKGrid(d->nlong), 256, 0, stream>>>(d->nlong, d->longrows, d->rowptr, d->longrowchunk, d->longchunkq);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Launch grouping over the non-empty rows of a block in which most rows are empty (the off-process block of an MPI
+   matrix). The CSR arrays stay as they are: the entries of consecutive non-empty rows are contiguous, so row i of the
+   grouping spans [crowptr[i], crowptr[i + 1]) and the kernels write through crows as through a row permutation. */
+static PetscErrorCode CSRKBuildCompressed(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+{
+  PetscInt nsr;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKSelectRows(d->m, d->rowptr, 0, &d->crows, &d->crowptr, &d->nc, bytes, stream));
+  {
+    const CSRKIdx nnz = (CSRKIdx)d->nnz;
+    PetscCallCUDA(cudaMemcpyAsync(d->crowptr + d->nc, &nnz, sizeof(CSRKIdx), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaStreamSynchronize(stream)); /* nnz lives on the host stack */
+  }
+  d->cwidth = d->nc ? ((PetscReal)d->nnz / d->nc <= 8 ? 1 : (PetscReal)d->nnz / d->nc <= 16 ? 4 : (PetscReal)d->nnz / d->nc <= 32 ? 8 : (PetscReal)d->nnz / d->nc <= 64 ? 16 : 32) : 1;
+  PetscCall(CSRKBuildGroups(d->nc, CSRK_COMPRESSED_ROWS_PER_BLOCK, 1, &d->csrptr, &d->cunitptr, &nsr, &d->cnunits, bytes, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* lanes per row of the vector kernel for a mean row length (a thread per row up to 8 entries) */
+static inline PetscInt CSRKWidthForMean(PetscReal mean)
+{
+  return mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
+}
+
+/* the grouping, the long rows and the compressed rows of the row kernels */
+static PetscErrorCode CSRKRowsBuild(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
+  if (d->longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, bytes, stream));
+  /* mostly empty rows (the off-process block of an MPI matrix): the products run over the non-empty rows */
+  if (d->m >= 1024 && 2 * d->nonzerorows <= d->m) PetscCall(CSRKBuildCompressed(d, bytes, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Under auto the stream kernel takes rows longer than 8 on average or irregular rows, where a unit's nonzeros fit in
+   shared memory (up to CSRK_STREAM_SMEM_MAX, more than the default 48 KB) */
+static PetscErrorCode CSRKStreamSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
+{
+  PetscBool fits;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKPlanFits(d, st, &fits, stream));
+  if (!st->forced && !((d->mean > 8 || st->cv > CSRK_GPU_SLICED_MAX_CV) && fits)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallCUDA(cudaFuncSetAttribute(CSRKStreamKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CSRK_STREAM_SMEM_MAX));
+  PetscCheck(fits, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", st->maxu);
+  d->longlen = CSRKLongRowLength(d->mean, d->maxlen);
+  d->kernel  = MAT_CSRK_CUDA_KERNEL_STREAM;
+  d->width   = 0;
+  d->smem    = (size_t)PetscMax(st->maxu, 1) * sizeof(PetscScalar);
+  d->bx      = 128;
+  d->by = d->bz = 1;
+  PetscCall(CSRKRowsBuild(d, bytes, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The vector entry takes what no other variant took under auto, and runs the scalar kernel too (a lane per row, for
+   short rows or forced): lanes per row from the mean row length, at least 2 when the vector kernel is forced */
+static PetscErrorCode CSRKVectorSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  d->longlen = CSRKLongRowLength(d->mean, d->maxlen);
+  d->width   = CSRKWidthForMean(d->mean);
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR) d->width = PetscMax(2, d->width);
+  if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
+  d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
+  /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
+     loops stride over when the groups are larger */
+  if (d->width == 1) d->bx = 8, d->by = 12, d->bz = 1;
+  else {
+    d->bx = (unsigned)d->width;
+    d->by = 8;
+    d->bz = d->width == 4 ? 12 : d->width == 8 ? 8 : d->width == 16 ? 4 : (unsigned)(512 / (d->width * 8));
+  }
+  if (opt->k < 3) {
+    /* one super-row per block: all threads along the rows */
+    if (d->width == 1) d->bx *= 12, d->by = 1;
+    else d->by *= d->bz;
+    d->bz = 1;
+  }
+  PetscCall(CSRKRowsBuild(d, bytes, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKRowsMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  PetscFunctionBegin;
   if (d->crows) {
     /* the empty rows get z (or 0), then the non-empty ones add their products in place */
     CSRKDevice c = *d;
@@ -415,178 +344,39 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, const PetscScalar *x, const 
     c.nlong   = 0;
     c.longlen = CSRK_IDX_MAX;
     PetscCall(CSRKLaunch(&c, d->cunitptr, d->csrptr, d->crowptr, d->crows, x, y, y, stream));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_CUSPARSE) PetscCall(CSRKCusparseMult(d, x, z, y, stream));
-  else if (d->kernel == MAT_CSRK_CUDA_KERNEL_MERGE) PetscCall(MatCSRKCUDAMergeMult(d, x, z, y, stream));
-  else if (d->kernel == MAT_CSRK_CUDA_KERNEL_BLOCK) PetscCall(MatCSRKCUDABlockMult(d, x, z, y, stream));
-  else PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, NULL, x, z, y, stream));
+  } else PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   MatCSRKCUDADeviceMultTranspose - y = A^T x (+ z) with the stored transpose (MatCSRKCUDADeviceBuildTranspose())
-*/
-PetscErrorCode MatCSRKCUDADeviceMultTranspose(CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+/* y = diag(A), or diag(A) += a: a scan of each CSR row (also the merge and cusparse kernels', and the transpose's) */
+PetscErrorCode CSRKDiagonalCSR(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
 {
-  cudaStream_t stream;
-  CSRKDevice  *t = d->t;
-
   PetscFunctionBegin;
-  PetscCheck(t, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The stored transpose was not built");
-  PetscCall(CSRKGetStream(&stream));
-  PetscCall(CSRKLaunch(t, t->unitptr, t->srptr, t->rowptr, NULL, x, z, y, stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*
-   MatCSRKCUDADeviceGetDiagonal - v = diag(A) (v a device array of m entries)
-*/
-PetscErrorCode MatCSRKCUDADeviceGetDiagonal(CSRKDevice *d, PetscScalar *v)
-{
-  cudaStream_t stream;
-
-  PetscFunctionBegin;
-  if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(CSRKGetStream(&stream));
-  if (d->nodeptr) {
-    PetscCall(MatCSRKCUDABlockDiagonal(d, PETSC_FALSE, 0.0, v, stream));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (d->sval) CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, v, 0.0);
+  if (shift) CSRKDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, NULL, a);
   else CSRKDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, v, 0.0);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   MatCSRKCUDADeviceShift - diag(A) += a in the device copy (and its stored transpose): the entries on the diagonal only,
-   as MatShift() of MATSEQAIJ when every row has its diagonal entry
-*/
-PetscErrorCode MatCSRKCUDADeviceShift(CSRKDevice *d, PetscScalar a)
+static void CSRKRowsView(const CSRKDevice *d, char *buf, size_t len)
 {
-  cudaStream_t stream;
-
-  PetscFunctionBegin;
-  if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(CSRKGetStream(&stream));
-  if (d->nodeptr) PetscCall(MatCSRKCUDABlockDiagonal(d, PETSC_TRUE, a, NULL, stream));
-  else {
-    if (d->sval) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, NULL, a);
-    else CSRKDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, NULL, a);
-    PetscCallCUDA(cudaGetLastError());
-  }
-  if (d->t && d->t->m) {
-    CSRKDiagonalKernel<true><<<CSRKGrid(d->t->m), 256, 0, stream>>>(d->t->m, d->t->rowptr, d->t->colidx, d->t->val, NULL, a);
-    PetscCallCUDA(cudaGetLastError());
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM) snprintf(buf, len, "CSR arrays, a unit's products in shared memory, %" PetscInt_FMT " long rows", d->nlong);
+  else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, d->nlong, d->crows ? d->nc : d->m, d->m);
 }
 
-/*
-   MatCSRKCUDADeviceScale - every value of the device copy (and of its stored transpose) times a; a = 0 writes zeros,
-   as MatZeroEntries() does
-*/
-PetscErrorCode MatCSRKCUDADeviceScale(CSRKDevice *d, PetscScalar a)
-{
-  cudaStream_t      stream;
-  PetscScalar      *arr[3] = {d->val, d->sval, d->t ? d->t->val : NULL};
-  const PetscInt64  len[3] = {d->nnz, d->pnnz, d->nnz};
-
-  PetscFunctionBegin;
-  PetscCall(CSRKGetStream(&stream));
-  for (int k = 0; k < 3; k++) {
-    if (!arr[k] || !len[k]) continue;
-    if (a == (PetscScalar)0.0) PetscCallCUDA(cudaMemsetAsync(arr[k], 0, sizeof(PetscScalar) * (size_t)len[k], stream));
-    else {
-      CSRKScaleKernel<<<CSRKGrid(len[k]), 256, 0, stream>>>(len[k], arr[k], a);
-      PetscCallCUDA(cudaGetLastError());
-    }
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Device scratch for an input that lives on the host */
-PetscErrorCode MatCSRKCUDADeviceStage(CSRKDevice *d, const PetscScalar *host, PetscInt n, const PetscScalar **dptr)
+static PetscErrorCode CSRKRowsDestroy(CSRKDevice *d)
 {
   PetscFunctionBegin;
-  if (!d->ywork || d->nywork < n) {
-    CSRKCudaFree(d->ywork);
-    PetscCallCUDA(cudaMalloc((void **)&d->ywork, sizeof(PetscScalar) * PetscMax(n, 1)));
-    d->nywork = n;
-  }
-  PetscCallCUDA(cudaMemcpy(d->ywork, host, sizeof(PetscScalar) * n, cudaMemcpyHostToDevice));
-  PetscCall(PetscLogCpuToGpu(sizeof(PetscScalar) * n));
-  *dptr = d->ywork;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatCSRKCUDAGather(PetscInt n, const CSRKIdx *idx, const PetscScalar *x, PetscScalar *xp, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
-  CSRKGatherKernel<<<CSRKGrid(n), 256, 0, stream>>>(n, idx, x, xp);
-  PetscCallCUDA(cudaGetLastError());
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatCSRKCUDADeviceSynchronize(void)
-{
-  cudaStream_t stream;
-
-  PetscFunctionBegin;
-  PetscCall(CSRKGetStream(&stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* n values from device memory d into host memory h, on the product stream (which may still be writing them) */
-PetscErrorCode MatCSRKCUDACopyToHost(PetscScalar *h, const PetscScalar *d, PetscCount n)
-{
-  cudaStream_t stream;
-
-  PetscFunctionBegin;
-  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(CSRKGetStream(&stream));
-  PetscCallCUDA(cudaMemcpyAsync(h, d, sizeof(PetscScalar) * (size_t)n, cudaMemcpyDeviceToHost, stream));
-  PetscCallCUDA(cudaStreamSynchronize(stream));
-  PetscCall(PetscLogGpuToCpu(sizeof(PetscScalar) * (PetscLogDouble)n));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
-{
-  CSRKDevice *d = *dev;
-
-  PetscFunctionBegin;
-  if (!d) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatCSRKCUDACusparseDestroy(d));
-  CSRKCudaFree(d->rowptr);
-  CSRKCudaFree(d->colidx);
-  CSRKCudaFree(d->val);
-  CSRKCudaFree(d->unitptr);
-  CSRKCudaFree(d->srptr);
   CSRKCudaFree(d->longrows);
   CSRKCudaFree(d->longrowchunk);
   CSRKCudaFree(d->longchunkq);
   CSRKCudaFree(d->longpart);
-  CSRKCudaFree(d->ywork);
-  CSRKCudaFree(d->sliceptr);
-  CSRKCudaFree(d->sval);
-  CSRKCudaFree(d->scol);
-  CSRKCudaFree(d->rowpat);
-  CSRKCudaFree(d->patptr);
-  CSRKCudaFree(d->patoff);
   CSRKCudaFree(d->crows);
   CSRKCudaFree(d->crowptr);
   CSRKCudaFree(d->cunitptr);
   CSRKCudaFree(d->csrptr);
-  CSRKCudaFree(d->mtile);
-  CSRKCudaFree(d->mcarryrow);
-  CSRKCudaFree(d->mcarryval);
-  CSRKCudaFree(d->tmap);
-  PetscCall(MatCSRKCUDABlockFree(d));
-  PetscCall(MatCSRKCUDADeviceDestroy(&d->t));
-  PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, CSRKRowsView, CSRKRowsDestroy};

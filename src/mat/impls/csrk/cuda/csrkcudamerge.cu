@@ -1,12 +1,8 @@
 /*
-   The merge kernel of MATCSRKCUDA (kernels in csrkcudamerge.cuh): set-up of its tiles and the product.
-
-   Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints were chosen by the sweep of
-   docs/experiments/mergesweep.cu on an H100 (docs/tuning.md): 256 x 4 with the matrix loaded and y stored as
-   streamed data (evict first) was the fastest on the power-law matrices, where x (32 MB at 4M rows) stays in L2 only
-   if the streamed matrix does not evict it (the hints keep it there), and close to the best on the small graphs. The
-   fix-up kernel is launched as a programmatic dependent launch where the device and the compiled code allow it (its
-   launch latency overlaps the tiles' end).
+   The merge kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu; kernels in csrkcudamerge.cuh): set-up of its
+   tiles and the product. Tiles of CSRK_MERGE_THREADS x CSRK_MERGE_ITEMS path steps and the cache hints (the matrix and
+   y streamed, so that x stays in L2) were chosen by the sweep of docs/experiments/mergesweep.cu (docs/tuning.md). The
+   fix-up kernel is a programmatic dependent launch where the device and the compiled code allow it.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
@@ -17,23 +13,24 @@
 #define CSRK_MERGE_ITEMS   4
 #define CSRK_MERGE_HINTS   CSRK_MERGE_HINTS_STREAMED
 
-/*
-   MatCSRKCUDAMergeSetUp - the tile coordinates of the merge kernel for the pattern of d (rowptr on the device) and its
-   carry arrays
-*/
-PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *d, size_t *bytes)
+/* The tile coordinates of the merge kernel for the pattern of d (rowptr on the device) and its carry arrays; under
+   auto for irregular rows, as long as rows + nonzeros fit the 32-bit path coordinates */
+static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt64 steps = (PetscInt64)d->m + d->nnz, tilesize = CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS;
-  cudaStream_t     stream;
+  PetscBool        fits  = PETSC_FALSE;
 
   PetscFunctionBegin;
+  if (!st->forced && st->cv > CSRK_GPU_SLICED_MAX_CV && d->mean <= 8) PetscCall(CSRKPlanFits(d, st, &fits, stream));
+  if (!st->forced && !(st->cv > CSRK_GPU_SLICED_MAX_CV && !(fits && d->mean <= 8) && 2 * d->nonzerorows > d->m && (PetscInt64)d->m + d->nnz <= CSRK_IDX_MAX / 2)) PetscFunctionReturn(PETSC_SUCCESS);
+  d->kernel = MAT_CSRK_CUDA_KERNEL_MERGE;
+  d->width  = 0;
   PetscCheck(steps <= CSRK_IDX_MAX - tilesize, PETSC_COMM_SELF, PETSC_ERR_SUP, "The merge kernel needs rows + nonzeros (%" PetscInt64_FMT ") within 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", steps);
   d->ntiles = (PetscInt)((steps + tilesize - 1) / tilesize);
   PetscCallCUDA(cudaMalloc((void **)&d->mtile, sizeof(CSRKIdx) * 2 * (d->ntiles + 1)));
   PetscCallCUDA(cudaMalloc((void **)&d->mcarryrow, sizeof(CSRKIdx) * PetscMax(d->ntiles, 1)));
   PetscCallCUDA(cudaMalloc((void **)&d->mcarryval, sizeof(PetscScalar) * PetscMax(d->ntiles, 1)));
   *bytes += sizeof(CSRKIdx) * (3 * d->ntiles + 2) + sizeof(PetscScalar) * d->ntiles;
-  PetscCall(CSRKGetStream(&stream));
   CSRKMergeTilesKernel<<<(unsigned)PetscMax(1, PetscMin((d->ntiles + 256) / 256, 65535)), 256, 0, stream>>>((CSRKIdx)d->ntiles, (CSRKIdx)tilesize, (CSRKIdx)d->m, (CSRKIdx)d->nnz, d->rowptr, d->mtile);
   PetscCallCUDA(cudaGetLastError());
   {
@@ -51,10 +48,8 @@ PetscErrorCode MatCSRKCUDAMergeSetUp(CSRKDevice *d, size_t *bytes)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-   MatCSRKCUDAMergeMult - y = A x (+ z) with the merge kernel: the tiles, then the rows that cross tiles
-*/
-PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+/* y = A x (+ z) with the merge kernel: the tiles, then the rows that cross tiles */
+static PetscErrorCode CSRKMergeMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
   PetscFunctionBegin;
   if (!d->ntiles) PetscFunctionReturn(PETSC_SUCCESS);
@@ -63,3 +58,19 @@ PetscErrorCode MatCSRKCUDAMergeMult(const CSRKDevice *d, const PetscScalar *x, c
   PetscCallCUDA(CSRKMergeLaunchFixup((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, y, stream, d->mpdl));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+static void CSRKMergeView(const CSRKDevice *d, char *buf, size_t len)
+{
+  snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " tiles of %d rows and nonzeros%s", d->ntiles, CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS, d->mpdl ? ", fix-up as a programmatic dependent launch" : "");
+}
+
+static PetscErrorCode CSRKMergeDestroy(CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  CSRKCudaFree(d->mtile);
+  CSRKCudaFree(d->mcarryrow);
+  CSRKCudaFree(d->mcarryval);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, CSRKMergeView, CSRKMergeDestroy};

@@ -1,19 +1,12 @@
 /*
-   MATMPICSRKCUDA ("mpiaijcsrkcuda"): MATMPICSRK with MATSEQCSRKCUDA blocks.
-
-   The distributed product is MPIAIJ's (diagonal block, halo exchange, off-process block), but its halo exchange is
-   its own by default (csrkcudahalo.cu): without a CUDA-aware MPI, PETSc's VecScatter stages the ghost values through
-   pageable host memory and waits for the device-to-host copy before the diagonal block's product is queued, which
-   costs as much as a quarter of a one-GPU product on 3D stencils. The exchange is made again from the public block data
-   (MatMPIAIJGetSeqAIJ()'s garray) whenever the nonzero pattern changed.
+   MATMPICSRKCUDA ("mpiaijcsrkcuda"): MATMPICSRK with MATSEQCSRKCUDA blocks. The distributed product is MPIAIJ's, but
+   with a halo exchange of its own by default (csrkcudahalo.cu): without a CUDA-aware MPI, PETSc's VecScatter stages the
+   ghost values through pageable host memory before the diagonal block's product is queued. The exchange is made again
+   from the public block data (MatMPIAIJGetSeqAIJ()'s garray) whenever the nonzero pattern changed.
 */
 #include "csrkcuda.h"
 #include <petscsf.h>
 #include <petscdevice.h>
-
-static const char *const MPICUDAFrom[]   = {"MatConvert_mpiaij_mpiaijcsrkcuda_C", "MatConvert_mpiaij_csrkcuda_C", "MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", "MatConvert_mpiaijcsrk_csrkcuda_C", "MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", "MatConvert_mpiaijcusparse_csrkcuda_C", NULL};
-static const char *const MPICUDAToAIJ[]  = {"MatConvert_mpiaijcsrkcuda_mpiaij_C", "MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", "MatConvert_mpiaijcsrkcuda_aijcusparse_C", NULL};
-static const char *const MPICUDAToCSRK[] = {"MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", "MatConvert_mpiaijcsrkcuda_csrk_C", NULL};
 
 #if PETSC_VERSION_GE(3, 22, 0)
 typedef PetscMPIInt CSRKRankCount; /* the type of PetscSFGetRootRanks()' and PetscSFGetLeafRanks()' counts */
@@ -176,77 +169,56 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetPreallocationCOO_MPICSRKCUDA(Mat A, PetscCount ncoo, PetscInt coo_i[], PetscInt coo_j[])
+/* MATMPICSRK's view, and with ASCII_INFO the plan of the first rank's diagonal block */
+static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
 {
+  Mat       Ad;
+  PetscBool cuda = PETSC_FALSE;
+
   PetscFunctionBegin;
-  PetscCall(MatCSRKCUDACOOPreallocation(A, &((Mat_MPICSRK *)A->spptr)->coo, ncoo, coo_i, coo_j));
+  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
+  if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetValuesCOO_MPICSRKCUDA(Mat A, const PetscScalar v[], InsertMode imode)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKCUDACOOSetValues(A, &((Mat_MPICSRK *)A->spptr)->coo, v, imode));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+/* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and
+   aijcusparse and back, the COO assembly */
+static const MatCSRKMethods MPICSRKCUDAMethods = {
+  PETSC_TRUE,
+  MATMPICSRKCUDA,
+  MATMPICSRK,
+  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRKCUDA)},
+  {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaij_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrk_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
+   CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcsrk_C", MatConvert_MPICSRKCUDA_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_csrk_C", MatConvert_MPICSRKCUDA_MPICSRK), CSRK_COMPOSED("MatSetPreallocationCOO_C", MatSetPreallocationCOO_CSRKCUDA),
+   CSRK_COMPOSED("MatSetValuesCOO_C", MatSetValuesCOO_CSRKCUDA)}
+};
 
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
+PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B = *newmat, blk[2];
+  Mat          B, blk[2];
   Mat_MPICSRK *sp;
+  MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
+  PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
+  if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
+  B           = *newmat;
   sp          = (Mat_MPICSRK *)B->spptr;
   sp->cuda    = PETSC_FALSE;
   sp->opt.target = MAT_CSRK_TARGET_CPU;
   PetscCall(MatMPICSRKResetHalo(B));
-  {
-    const struct _MatOps *base;
-    PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-    B->ops->mult    = base->mult;
-    B->ops->multadd = base->multadd;
-    B->ops->norm    = base->norm;
-    B->ops->shift   = base->shift;
-  }
-  if (sp->coo.values) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", sp->coo.preallocation));
-    PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", sp->coo.values));
-    sp->coo.values = NULL;
-  }
-  B->boundtocpu = PETSC_TRUE;
+  PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
+  PetscCall(MatCSRKCUDACOO(B, PETSC_FALSE, &coo));
+  B->boundtocpu  = PETSC_TRUE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
   PetscCall(MatSetVecType(B, VECSTANDARD));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, NULL));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, NULL));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, NULL));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRK));
-  *newmat = B;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatConvert_MPICSRKCUDA_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
-{
-  Mat       B = *newmat;
-  PetscBool isaij;
-
-  PetscFunctionBegin;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(MatConvert_MPICSRKCUDA_MPICSRK(A, MATMPICSRK, reuse, &B));
-  PetscCall(MatConvert_MPICSRK_MPIAIJ(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
-  PetscCall(PetscStrcmp(type, MATMPIAIJ, &isaij));
-  if (!isaij) PetscCall(MatConvert(B, type, MAT_INPLACE_MATRIX, &B));
-  *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -257,6 +229,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
 {
   Mat          B = *newmat, Ad;
   Mat_MPICSRK *sp;
+  MatCSRKCOO  *coo = NULL;
   PetscBool    isaij, iscsrk;
 
   PetscFunctionBegin;
@@ -282,26 +255,12 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   sp->cuda = PETSC_TRUE;
   if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
   sp->opt.target = MAT_CSRK_TARGET_GPU;
-  B->ops->mult    = MatMult_MPICSRKCUDA;
-  B->ops->multadd = MatMultAdd_MPICSRKCUDA;
-  B->ops->norm    = MatNorm_MPICSRKCUDA;
-  B->ops->shift   = MatShift_MPICSRKCUDA;
-  if (!sp->coo.values) {
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &sp->coo.preallocation));
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetValuesCOO_C", &sp->coo.values));
-    if (sp->coo.preallocation && sp->coo.values) {
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPICSRKCUDA));
-      PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetValuesCOO_C", MatSetValuesCOO_MPICSRKCUDA));
-    } else sp->coo.values = NULL;
-  }
+  PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
+  PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
   if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAFrom, MatConvert_MPIAIJ_MPICSRKCUDA));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToAIJ, MatConvert_MPICSRKCUDA_MPIAIJ));
-  PetscCall(MatCSRKComposeConverters(B, MPICUDAToCSRK, MatConvert_MPICSRKCUDA_MPICSRK));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPICSRKCUDA));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -312,9 +271,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
    high-priority stream, started before the diagonal block's product so that it runs beside it; this needs no
    CUDA-aware MPI. The transposed products use MPIAIJ's VecScatter.
 
-   Options Database Keys: those of `MATSEQCSRKCUDA`, and
-.  -mat_csrk_cuda_halo_pinned <true> - false: the halo exchange of `MATMPIAIJ` (VecScatter; on device buffers with a
-   CUDA-aware MPI, else staged by PETSc through the host)
+   Options Database Keys: those of `MATCSRKCUDA`, `-mat_csrk_cuda_halo_pinned` among them (`MatCSRKSetCUDAPinnedHalo()`)
 
    Level: beginner
 

@@ -1,11 +1,13 @@
-/* Set-up helpers shared by the CUDA set-up sources (csrkcudasetup.cu, csrkcudablock.cu): device allocations counted
-   in the layout's bytes, stream-ordered scratch, read-backs and CUB scans */
+/* Set-up helpers shared by the CUDA sources: device allocations counted in the layout's bytes, stream-ordered scratch,
+   read-backs and CUB scans */
 #ifndef CSRKCUDAUTIL_CUH
 #define CSRKCUDAUTIL_CUH
 
 #include <petscdevice_cuda.h>
 #include <cub/cub.cuh>
 #include "csrkcudadevice.cuh"
+
+typedef unsigned long long CSRKULL;
 
 template <typename T>
 static PetscErrorCode CSRKMalloc(T **p, PetscInt64 n, size_t *bytes)

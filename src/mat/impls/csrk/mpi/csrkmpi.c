@@ -198,7 +198,7 @@ static PetscErrorCode MatDestroy_MPICSRK(Mat);
 
 /* The MPIAIJ methods this type replaces and the functions composed on it: the conversions under the names MatConvert()
    looks up (see csrkseq.c), the options and the summary */
-static const MatCSRKMethods MPICSRKMethods = {
+const MatCSRKMethods MPICSRKMethods = {
   PETSC_TRUE,
   MATMPICSRK,
   MATMPIAIJ,

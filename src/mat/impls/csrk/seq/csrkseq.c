@@ -216,7 +216,7 @@ static PetscErrorCode MatSeqCSRKClear(Mat A)
 /* The SeqAIJ methods this type replaces and the functions composed on it: the options, the summary, and the conversions
    from and to AIJ under the names MatConvert() looks up, "MatConvert_<from>_<to as typed, with or without the seq
    prefix>_C", on the source and then on a new matrix of the target type */
-static const MatCSRKMethods SeqCSRKMethods = {
+const MatCSRKMethods SeqCSRKMethods = {
   PETSC_FALSE,
   MATSEQCSRK,
   MATSEQAIJ,

@@ -1,0 +1,408 @@
+/*
+   The sliced kernel of MATCSRKCUDA (an entry of the plan, csrkcudaplan.cu): each 32-row super-row stored column by
+   column, padded to its longest row, a warp per super-row, a thread per row; the column indices are row patterns (an
+   offset list per distinct row) where the rows fit the dictionary, else 32-bit columns laid out as the values. The
+   patterns are found on the device by hashing each row's column - row offsets, a stable radix sort by hash and a check
+   of every row against its pattern's first row (a hash collision costs the patterns, never a wrong product).
+*/
+#include "../csrkimpl.h"
+#include "csrkcuda.h"
+#include "csrkcudautil.cuh"
+
+/* sliced kernels: super-rows of a warp's 32 rows; auto takes them only where the padding stays within 25 % */
+#define CSRK_SLICED_SR          32
+#define CSRK_SLICED_MAX_PADDING 1.25
+/* row patterns: 16-bit numbers, all offsets together in 32 KiB (the dictionary stays in L1, as on the CPU) */
+#define CSRK_PATTERN_MAX         65536
+#define CSRK_PATTERN_MAX_ENTRIES 8192
+
+/* padded size of each 32-row super-row of the sliced storage (entry nsr: 0, for the scan) */
+__global__ void CSRKSliceSizeKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ size)
+{
+  const PetscInt64 nsr = (m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+  CSRK_GRIDSTRIDE(s, nsr + 1)
+  {
+    if (s == nsr) size[s] = 0;
+    else {
+      const PetscInt64 r0 = s * CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, m - r0);
+      CSRKIdx          w  = 0;
+      for (PetscInt64 r = r0; r < r0 + h; r++) w = max(w, rowptr[r + 1] - rowptr[r]);
+      size[s] = (CSRKIdx)(((PetscInt64)w * h + 31) / 32 * 32);
+    }
+  }
+}
+
+/* row r's entries into the sliced storage: entry j at sliceptr[r / 32] + j h + r % 32 (h: rows of the super-row). Also
+   the value refresh of the sliced kernels. */
+__global__ void CSRKSliceScatterKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, CSRKIdx *__restrict__ scol, PetscScalar *__restrict__ sval)
+{
+  CSRK_GRIDSTRIDE(r, m)
+  {
+    const PetscInt64 s = r / CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, m - s * CSRK_SLICED_SR);
+    PetscInt64       p = sliceptr[s] + r % CSRK_SLICED_SR;
+    for (CSRKIdx q = rowptr[r]; q < rowptr[r + 1]; q++, p += h) {
+      if (scol) scol[p] = colidx[q];
+      if (sval) sval[p] = val[q];
+    }
+  }
+}
+
+/* 64-bit hash of a row's length and offsets column - row (FNV-1a over 32-bit words, then a final mix) */
+__global__ void CSRKRowHashKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, CSRKULL *__restrict__ key, CSRKIdx *__restrict__ row)
+{
+  CSRK_GRIDSTRIDE(r, m)
+  {
+    CSRKULL h = 0xcbf29ce484222325ull ^ (CSRKULL)(rowptr[r + 1] - rowptr[r]);
+    for (CSRKIdx q = rowptr[r]; q < rowptr[r + 1]; q++) h = (h ^ (CSRKULL)(uint32_t)(colidx[q] - (CSRKIdx)r)) * 0x100000001b3ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    key[r] = h;
+    row[r] = (CSRKIdx)r;
+  }
+}
+
+/* 1 where a run of equal hashes starts in the sorted order */
+__global__ void CSRKRunHeadKernel(PetscInt64 m, const CSRKULL *__restrict__ key, int *__restrict__ head)
+{
+  CSRK_GRIDSTRIDE(i, m) head[i] = (i == 0 || key[i] != key[i - 1]) ? 1 : 0;
+}
+
+/* pattern of each row (its run's number), the first row of each run as the pattern's representative, its length */
+__global__ void CSRKAssignPatternKernel(PetscInt64 m, const int *__restrict__ head, const int *__restrict__ id, const CSRKIdx *__restrict__ row, const CSRKIdx *__restrict__ rowptr, uint16_t *__restrict__ rowpat, CSRKIdx *__restrict__ rep, CSRKIdx *__restrict__ plen)
+{
+  CSRK_GRIDSTRIDE(i, m)
+  {
+    const int p = id[i] + head[i] - 1; /* id: exclusive sum of head */
+    rowpat[row[i]] = (uint16_t)p;
+    if (head[i]) {
+      rep[p]  = row[i];
+      plen[p] = rowptr[row[i] + 1] - rowptr[row[i]];
+    }
+  }
+}
+
+__global__ void CSRKFillPatternKernel(PetscInt64 npat, const CSRKIdx *__restrict__ rep, const CSRKIdx *__restrict__ patptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int32_t *__restrict__ patoff)
+{
+  CSRK_GRIDSTRIDE(p, npat)
+  {
+    const CSRKIdx r = rep[p];
+    for (CSRKIdx j = 0; j < patptr[p + 1] - patptr[p]; j++) patoff[patptr[p] + j] = colidx[rowptr[r] + j] - r;
+  }
+}
+
+/* every row against its pattern: bad is set on any difference (a hash collision) */
+__global__ void CSRKCheckPatternKernel(PetscInt64 m, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int *bad)
+{
+  CSRK_GRIDSTRIDE(r, m)
+  {
+    const CSRKIdx p0 = patptr[rowpat[r]], len = patptr[rowpat[r] + 1] - p0, q0 = rowptr[r];
+    PetscBool     ok = (PetscBool)(len == rowptr[r + 1] - q0);
+    for (CSRKIdx j = 0; ok && j < len; j++) ok = (PetscBool)(colidx[q0 + j] - (CSRKIdx)r == patoff[p0 + j]);
+    if (!ok) atomicOr(bad, 1);
+  }
+}
+
+/* Entries a thread loads before it multiplies: its values and indices first, then the x they point to, so that a
+   batch costs two memory round trips whatever its length (a row of 7 entries is one batch) */
+#ifndef CSRK_SLICED_BATCH
+  #define CSRK_SLICED_BATCH 4
+#endif
+/* mean row length above which the sliced kernel over row patterns loads in batches (docs/tuning.md) */
+#ifndef CSRK_SLICED_PLAIN_MAX_MEAN
+  #define CSRK_SLICED_PLAIN_MAX_MEAN 12
+#endif
+/* blocks of 128 threads an SM must hold: caps the registers of the sliced kernel (occupancy against batch depth) */
+#ifndef CSRK_SLICED_MINBLOCKS
+  #define CSRK_SLICED_MINBLOCKS 10
+#endif
+
+/* Sliced kernel over plain 32-bit columns laid out as the values (column of entry p at scol[sliceptr[s] + p]): a block
+   per unit, a warp per super-row (blockDim.y super-rows at a time), a thread per row. Entry j of row i of super-row s
+   is at sliceptr[s] + j h + i (h = rows of s); a thread stops at its own row length, so the padding is never read or
+   multiplied (an Inf or NaN in x cannot leak into other rows through it). */
+__global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx u = blockIdx.x;
+  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
+    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0, base = sliceptr[s];
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
+      PetscScalar   sum = 0.0;
+      CSRKIdx       q   = base + i;
+      /* unrolled so that several loads of a thread are in flight at once */
+#pragma unroll 4
+      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+      CSRKStore(r0 + i, perm, z, y, sum);
+    }
+  }
+}
+
+/* The sliced kernel over row patterns (MatCSRKSetRowPatterns()): the offsets from the diagonal of row r are pattern
+   rowpat[r] of a small dictionary that the warps read through the L1 cache, where the 32 rows of a super-row of a
+   stencil mostly share one pattern (a broadcast). No column index or row pointer is read: 2 bytes per row instead of
+   4 per entry (plain columns) plus 4 of row pointer. BATCHED: loads in batches of CSRK_SLICED_BATCH entries (rows
+   longer than CSRK_SLICED_PLAIN_MAX_MEAN on average); else the loop of CSRKSlicedPlainKernel. */
+template <bool BATCHED>
+__global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedPatternKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ sliceptr, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+{
+  const CSRKIdx u = blockIdx.x;
+  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
+    const CSRKIdx      r0 = srptr[s], h = srptr[s + 1] - r0;
+    const PetscScalar *v  = sval + sliceptr[s];
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx      r = r0 + i, p = (CSRKIdx)__ldcs(rowpat + r), p0 = __ldg(patptr + p), len = __ldg(patptr + p + 1) - p0;
+      const int32_t     *off = patoff + p0;
+      const PetscScalar *xr  = x + r;
+      PetscScalar        sum = 0.0;
+      if (BATCHED) {
+        for (CSRKIdx j0 = 0; j0 < len; j0 += CSRK_SLICED_BATCH) {
+          PetscScalar a[CSRK_SLICED_BATCH];
+          CSRKIdx     c[CSRK_SLICED_BATCH];
+#pragma unroll
+          for (int k = 0; k < CSRK_SLICED_BATCH; k++)
+            if (j0 + k < len) {
+              a[k] = CSRKLoadStreamed(v + i + (j0 + k) * h);
+              c[k] = __ldg(off + j0 + k);
+            }
+#pragma unroll
+          for (int k = 0; k < CSRK_SLICED_BATCH; k++)
+            if (j0 + k < len) sum += a[k] * xr[c[k]];
+        }
+      } else {
+#pragma unroll 4
+        for (CSRKIdx j = 0; j < len; j++) sum += CSRKLoadStreamed(v + i + j * h) * xr[__ldg(off + j)];
+      }
+      CSRKStore(r, perm, z, y, sum);
+    }
+  }
+}
+
+/* the same over the sliced storage: entry j of row r = 32 s + i lies at sliceptr[s] + j h + i; its column is read
+   from the row's pattern (offset 0) or from the plain columns */
+template <bool SHIFT>
+__global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, PetscScalar *__restrict__ sval, PetscScalar *__restrict__ y, PetscScalar a)
+{
+  for (PetscInt r = blockIdx.x * (PetscInt)blockDim.x + threadIdx.x; r < m; r += (PetscInt)blockDim.x * gridDim.x) {
+    const PetscInt s = r / 32, i = r % 32, h = PetscMin(32, m - 32 * s);
+    PetscInt       q = -1;
+    if (rowpat) {
+      const CSRKIdx p0 = patptr[rowpat[r]], len = patptr[rowpat[r] + 1] - p0;
+      for (CSRKIdx j = 0; j < len; j++)
+        if (!patoff[p0 + j]) {
+          q = sliceptr[s] + j * h + i;
+          break;
+        }
+    } else {
+      const CSRKIdx len = rowptr[r + 1] - rowptr[r];
+      for (CSRKIdx j = 0; j < len; j++)
+        if (scol[sliceptr[s] + j * h + i] == (CSRKIdx)r) {
+          q = sliceptr[s] + j * h + i;
+          break;
+        }
+    }
+    if (SHIFT) {
+      if (q >= 0) sval[q] += a;
+    } else y[r] = q >= 0 ? sval[q] : 0.0;
+  }
+}
+
+/* Row patterns of d's rows (rowptr, colidx on the device) when they fit the dictionary; d->rowpat stays NULL if not */
+static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+{
+  const PetscInt m = d->m;
+  CSRKULL       *key, *skey;
+  CSRKIdx       *row, *srow, *rep = NULL, *plen = NULL;
+  int           *head, *id, *bad, hbad = 0, last[2];
+  void          *tmp = NULL;
+  size_t         tb  = 0;
+  PetscInt       npat, nent = 0;
+  uint16_t      *rowpat = NULL;
+
+  PetscFunctionBegin;
+  if (!m) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKScratch(&key, 2 * (PetscInt64)m, stream));
+  PetscCall(CSRKScratch(&row, 2 * (PetscInt64)m, stream));
+  skey = key + m;
+  srow = row + m;
+  CSRKRowHashKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, d->rowptr, d->colidx, key, row);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, row, srow, (int)m, 0, 64, stream));
+  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
+  PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, row, srow, (int)m, 0, 64, stream));
+  PetscCallCUDA(cudaFreeAsync(tmp, stream));
+  PetscCall(CSRKScratch(&head, 2 * (PetscInt64)m, stream));
+  id = head + m;
+  CSRKRunHeadKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, skey, head);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(head, id, m, stream));
+  PetscCall(CSRKReadBack(last, id + m - 1, 1, stream));
+  PetscCall(CSRKReadBack(last + 1, head + m - 1, 1, stream));
+  npat = last[0] + last[1];
+  if (npat <= CSRK_PATTERN_MAX) {
+    PetscCall(CSRKMalloc(&rowpat, m, NULL));
+    PetscCall(CSRKScratch(&rep, npat, stream));
+    PetscCall(CSRKScratch(&plen, npat + 1, stream));
+    PetscCallCUDA(cudaMemsetAsync(plen + npat, 0, sizeof(CSRKIdx), stream));
+    CSRKAssignPatternKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, head, id, srow, d->rowptr, rowpat, rep, plen);
+    PetscCallCUDA(cudaGetLastError());
+    PetscCall(CSRKMalloc(&d->patptr, npat + 1, NULL));
+    PetscCall(CSRKExclusiveSum(plen, d->patptr, npat + 1, stream));
+    {
+      CSRKIdx n;
+      PetscCall(CSRKReadBack(&n, d->patptr + npat, 1, stream));
+      nent = n;
+    }
+  }
+  CSRKScratchFree(key, stream);
+  CSRKScratchFree(row, stream);
+  CSRKScratchFree(head, stream);
+  /* as on the CPU: the offsets must fit the dictionary and, with 2 bytes per row, save bytes against 32-bit columns */
+  if (npat > CSRK_PATTERN_MAX || nent > CSRK_PATTERN_MAX_ENTRIES || 2.0 * m + 4.0 * (nent + npat) >= 4.0 * d->nnz) {
+    PetscCall(PetscInfo(A, "Row patterns: %" PetscInt_FMT " distinct rows with %" PetscInt_FMT " offsets do not fit the dictionary (%d rows, %d offsets): 32-bit columns\n", npat, nent, CSRK_PATTERN_MAX, CSRK_PATTERN_MAX_ENTRIES));
+    CSRKCudaFree(rowpat);
+    CSRKCudaFree(d->patptr);
+    if (plen) {
+      CSRKScratchFree(rep, stream);
+      CSRKScratchFree(plen, stream);
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CSRKMalloc(&d->patoff, nent, NULL));
+  CSRKFillPatternKernel<<<CSRKGrid(npat), 256, 0, stream>>>(npat, rep, d->patptr, d->rowptr, d->colidx, d->patoff);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKScratch(&bad, 1, stream));
+  PetscCallCUDA(cudaMemsetAsync(bad, 0, sizeof(int), stream));
+  CSRKCheckPatternKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, rowpat, d->patptr, d->patoff, d->rowptr, d->colidx, bad);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKReadBack(&hbad, bad, 1, stream));
+  CSRKScratchFree(bad, stream);
+  CSRKScratchFree(rep, stream);
+  CSRKScratchFree(plen, stream);
+  if (hbad) {
+    PetscCall(PetscInfo(A, "Row patterns: two distinct rows with one hash: 32-bit columns\n"));
+    CSRKCudaFree(rowpat);
+    CSRKCudaFree(d->patptr);
+    CSRKCudaFree(d->patoff);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  d->rowpat = rowpat;
+  d->npat   = npat;
+  *bytes += sizeof(uint16_t) * m + sizeof(CSRKIdx) * (npat + 1) + sizeof(int32_t) * nent;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The sliced storage: 32-row super-rows column by column, with the row patterns that CSRKFindPatterns() found (the CSR
+   columns and values are freed then: the kernels and the refresh need only the row pointers) or plain columns */
+static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+{
+  const PetscInt nsr = (d->m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKMalloc(&d->sliceptr, nsr + 1, bytes));
+  CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(d->sliceptr, d->sliceptr, nsr + 1, stream));
+  PetscCall(CSRKMalloc(&d->sval, d->pnnz, bytes));
+  PetscCallCUDA(cudaMemsetAsync(d->sval, 0, sizeof(PetscScalar) * PetscMax(d->pnnz, 1), stream));
+  if (!d->rowpat) {
+    PetscCall(CSRKMalloc(&d->scol, d->pnnz, bytes));
+    PetscCallCUDA(cudaMemsetAsync(d->scol, 0, sizeof(CSRKIdx) * PetscMax(d->pnnz, 1), stream));
+  }
+  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->colidx, d->val, d->scol, d->sval);
+  PetscCallCUDA(cudaGetLastError());
+  /* the sliced kernels read neither the CSR columns nor the CSR values */
+  CSRKCudaFree(d->val);
+  CSRKCudaFree(d->colidx);
+  *bytes -= (sizeof(CSRKIdx) + sizeof(PetscScalar)) * (size_t)PetscMax(d->nnz, 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The sliced kernel's rule (forced, or under auto rows of nearly equal length whose padding stays within
+   CSRK_SLICED_MAX_PADDING), and then its row patterns: where the rows have them (stencils in natural order) the sliced
+   kernel over them beats the others, the block kernel included, which is why the plan looks for them first */
+PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
+{
+  const MatCSRKCUDAKernel kern = opt->cuda_kernel;
+
+  PetscFunctionBegin;
+  st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && st->cv <= CSRK_GPU_SLICED_MAX_CV && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz));
+  if (st->sliced && opt->compress && opt->patterns) PetscCall(CSRKFindPatterns(A, d, bytes, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a block per unit of 16 super-rows (4 warps, each taking 4 in turn; -mat_csrk_ssr_size), one super-row at k < 3 */
+static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
+{
+  PetscInt sr;
+
+  PetscFunctionBegin;
+  if (!st->sliced) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(st->pnnz <= (PetscInt64)CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %" PetscInt64_FMT " entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", st->pnnz);
+  d->kernel = MAT_CSRK_CUDA_KERNEL_SLICED;
+  d->pnnz   = (PetscInt)st->pnnz;
+  d->width  = 1;
+  d->sr     = CSRK_SLICED_SR;
+  MatCSRKGPUSizes(opt->cuda_kernel, PETSC_TRUE, d->mean, &sr, &d->ssr);
+  if (opt->ssr_size > 0) d->ssr = opt->ssr_size;
+  if (opt->k < 3) d->ssr = 1;
+  d->bx = 32;
+  while (d->bx > 1 && (PetscInt)d->bx / 2 >= PetscMin(d->m, CSRK_SLICED_SR)) d->bx /= 2;
+  d->by = opt->k == 3 ? PetscMax(1, 128 / d->bx) : 1;
+  d->bz = 1;
+  PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
+  PetscCall(CSRKBuildSliced(d, bytes, stream));
+  if (d->rowpat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKSlicedRefresh(CSRKDevice *d, const PetscScalar *v, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, NULL, v, NULL, d->sval);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  const dim3     block(d->bx, d->by, d->bz);
+  const unsigned grid = (unsigned)d->nunits;
+
+  PetscFunctionBegin;
+  if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
+  if (d->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, NULL, x, z, y);
+  else if (d->rowpat) CSRKSlicedPatternKernel<false><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, NULL, x, z, y);
+  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->rowptr, d->sliceptr, d->scol, d->sval, NULL, x, z, y);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKSlicedDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (shift) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, NULL, a);
+  else CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, v, 0.0);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static void CSRKSlicedView(const CSRKDevice *d, char *buf, size_t len)
+{
+  if (d->rowpat) snprintf(buf, len, "32-row slices column by column, row patterns (%" PetscInt_FMT " distinct rows), %" PetscInt_FMT " padded entries", d->npat, d->pnnz);
+  else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", d->pnnz);
+}
+
+static PetscErrorCode CSRKSlicedDestroy(CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  CSRKCudaFree(d->sliceptr);
+  CSRKCudaFree(d->sval);
+  CSRKCudaFree(d->scol);
+  CSRKCudaFree(d->rowpat);
+  CSRKCudaFree(d->patptr);
+  CSRKCudaFree(d->patoff);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedView, CSRKSlicedDestroy};
