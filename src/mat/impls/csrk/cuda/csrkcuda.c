@@ -463,7 +463,10 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
     /* CSR-3 and the GPU size model by default */
     Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)B->spptr;
     MatCSRKOptions opt = sp->opt;
-    if (opt.target == MAT_CSRK_TARGET_CPU && opt.k == 2) opt.k = 3;
+    if (opt.target == MAT_CSRK_TARGET_CPU && opt.k == 2) {
+      PetscCall(PetscInfo(B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
+      opt.k = 3;
+    }
     opt.target = MAT_CSRK_TARGET_GPU;
     PetscCall(MatSeqCSRKSetOptions(B, &opt));
     if (!sp->cuda) {

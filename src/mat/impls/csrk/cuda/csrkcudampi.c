@@ -253,7 +253,10 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
   sp       = (Mat_MPICSRK *)B->spptr;
   sp->cuda = PETSC_TRUE;
-  if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) sp->opt.k = 3; /* CSR-3 and the GPU size model by default */
+  if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) { /* CSR-3 and the GPU size model by default */
+    PetscCall(PetscInfo(B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
+    sp->opt.k = 3;
+  }
   sp->opt.target = MAT_CSRK_TARGET_GPU;
   PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
