@@ -99,7 +99,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
   for k in ${TEST_KS:-2 3}; do
-    for kern in ${TEST_KERNELS:-scalar vector stream sliced cusparse merge block}; do
+    for kern in ${TEST_KERNELS:-scalar vector stream sliced merge block}; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
@@ -164,7 +164,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run "ksp csrkcuda" 1 "$build/tests/ksp" -ctype csrkcuda -problem lap3d27 -n 30 -pcs jacobi,default
   run "state csrkcuda bandk" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering bandk
   # value refresh on the device and MatBindToCPU, for each layout kind (sliced with patterns, sliced plain, CSR kernels)
-  for kern in sliced stream merge cusparse vector block; do
+  for kern in sliced stream merge vector block; do
     run "state csrkcuda $kern" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel $kern
   done
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
@@ -231,15 +231,11 @@ case " $phases " in *" sanitize "*)
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
     # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns cusparse merge block block-nodes}; do
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
-      # racecheck leaves out cuSPARSE's own kernels (the cusparse kernel's SpMV): its shared-memory hazards are the
-      # library's, reported between writes within its csrmv kernel; our gather and scatter around it stay checked
-      excl=""
-      [ "$tool" = racecheck ] && [ "$kern" = cusparse ] && excl="--kernel-name-exclude kns=cusparse"
-      if "$cs" --tool $tool $excl --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
+      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
       else
         echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"

@@ -85,8 +85,6 @@ $  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle 
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
 $  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored column by column (padded to its longest row),
 $                                so that every load of a warp is coalesced; for rows of nearly equal length
-$  MAT_CSRK_CUDA_KERNEL_CUSPARSE - cuSPARSE's merge-based CSR SpMV (CUSPARSE_SPMV_CSR_ALG2, deterministic) over the CSR
-$                                arrays of the device copy
 $  MAT_CSRK_CUDA_KERNEL_MERGE  - rows and nonzeros together cut into equal tiles of a block each (merge path), a segmented
 $                                scan in each block and a fixed-order sum of the rows that cross tiles; for irregular rows
 $  MAT_CSRK_CUDA_KERNEL_BLOCK  - runs of up to 6 consecutive rows with one column list (nodes, as AIJ's inodes) keep one
@@ -96,7 +94,7 @@ $                                per node reads each x once for the node's rows;
    With the scalar, vector and stream kernels, rows far longer than the mean go to a chunked long-row kernel.
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block> - the kernel
 
    Level: advanced
 
@@ -108,7 +106,6 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_VECTOR,
   MAT_CSRK_CUDA_KERNEL_STREAM,
   MAT_CSRK_CUDA_KERNEL_SLICED,
-  MAT_CSRK_CUDA_KERNEL_CUSPARSE,
   MAT_CSRK_CUDA_KERNEL_MERGE,
   MAT_CSRK_CUDA_KERNEL_BLOCK
 } MatCSRKCUDAKernel;

@@ -35,7 +35,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          nodes=<0|1> (one thread: consecutive rows with one column list together: CPU),\n"
                            "                          values=<0|1> (one thread: slices whose rows repeat one list of values keep it once: CPU),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
-                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|cusparse|merge|block>\n"
+                           "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|merge|block>\n"
                            "                          pinned_halo=<0|1> (MPI: own halo exchange through pinned buffers, or VecScatter))\n"
                            "Measurement:\n"
                            "  -warmup <5> -reps <50>  untimed and timed MatMults per type\n"
@@ -150,7 +150,7 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "kernel")) {
       PetscEnum v;
       PetscCall(PetscEnumFind(MatCSRKCUDAKernels, val, &v, &found));
-      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, cusparse, merge, block)", str, val);
+      PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, merge, block)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
     } else if (!strcmp(tok, "compress")) {

@@ -5,7 +5,7 @@
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
-const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "cusparse", "merge", "block", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
+const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "merge", "block", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
@@ -96,7 +96,7 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads));
   if (cuda) {
-    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), cuSPARSE's merge-based CSR SpMV (cusparse), equal tiles of rows and nonzeros (merge) or a sub-warp per node of rows with one column list (block)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
+    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), equal tiles of rows and nonzeros (merge) or a sub-warp per node of rows with one column list (block)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
     PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
   }
   PetscOptionsHeadEnd();
@@ -757,10 +757,10 @@ PetscErrorCode MatCSRKSetRowNodes(Mat A, PetscBool nodes)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRKCUDA` (a no-op for other types)
-. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_CUSPARSE`, `MAT_CSRK_CUDA_KERNEL_MERGE` or `MAT_CSRK_CUDA_KERNEL_BLOCK`
+. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_MERGE` or `MAT_CSRK_CUDA_KERNEL_BLOCK`
 
   Options Database Key:
-. -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel
+. -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block> - the kernel
 
   Level: advanced
 

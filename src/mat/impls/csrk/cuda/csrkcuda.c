@@ -500,7 +500,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    Options Database Keys:
 +  -mat_type csrkcuda - selects the type, with `-vec_type cuda` (or `-dm_mat_type csrkcuda -dm_vec_type cuda` for DM programs)
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,cusparse,merge,block> - the kernel, see `MatCSRKSetCUDAKernel()`
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block> - the kernel, see `MatCSRKSetCUDAKernel()`
 .  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetCUDAPinnedHalo()`
 .  -mat_csrk_k <1,2,3> - levels of the device copy (3 by default), see `MatCSRKSetLevels()` and the note on levels
 .  -mat_csrk_sr_size <n> - rows per super-row, 0 for the GPU model's, see `MatCSRKSetSizes()`
@@ -510,7 +510,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 
    Notes:
    Levels on the GPU: with k = 3 a thread block of the row kernels (scalar, vector, stream) and of the sliced kernel
-   takes a super-super-row; with k = 1 or 2, the same on the GPU, a single super-row. The block, merge and cusparse
+   takes a super-super-row; with k = 1 or 2, the same on the GPU, a single super-row. The block and merge
    kernels do not use the levels. A matrix converted from `MATCSRK` (or AIJ) whose k is 2, the CPU default, becomes
    k = 3: set k = 2 after the conversion (`MatCSRKSetLevels()`, or `-mat_csrk_k 2` read by `MatSetFromOptions()`).
    `-mat_view ::ascii_info` and `-info` show the levels and the kernel in effect.

@@ -4,8 +4,6 @@
 
 #include "../csrkimpl.h"
 
-typedef struct _n_CSRKCusparse *CSRKCusparse; /* the cusparse kernel's handle and descriptors (csrkcudacusparse.cu) */
-
 /* The device layout of one block, built on the device from the uploaded AIJ arrays (csrkcudaplan.cu), rows in the
    user's ordering. Super-rows are runs of sr consecutive rows, launch units runs of ssr super-rows. */
 typedef struct _n_CSRKDevice {
@@ -40,7 +38,6 @@ typedef struct _n_CSRKDevice {
   PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
   PetscScalar *ywork;                    /* scratch: staged host inputs */
   PetscInt     nywork;
-  CSRKCusparse sp;                       /* the cusparse kernel: cuSPARSE's SpMV over rowptr, colidx and val */
   CSRKIdx     *mtile, *mcarryrow;        /* merge kernel: (row, nonzero) where each tile starts; row of each tile's carry */
   PetscScalar *mcarryval;                /* and its value */
   PetscInt     ntiles;
@@ -122,7 +119,7 @@ typedef struct _n_CSRKVariant {
   void (*view)(const CSRKDevice *, char *, size_t);
   PetscErrorCode (*destroy)(CSRKDevice *);
 } CSRKVariant;
-PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantCusparse, CSRKVariantStream, CSRKVariantVector;
+PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantStream, CSRKVariantVector;
 PETSC_INTERN PetscErrorCode CSRKPlanFits(CSRKDevice *, CSRKPlanStats *, PetscBool *, cudaStream_t);
 /* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
 PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);

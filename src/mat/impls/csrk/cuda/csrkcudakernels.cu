@@ -348,7 +348,7 @@ static PetscErrorCode CSRKRowsMult(const CSRKDevice *d, const PetscScalar *x, co
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = diag(A), or diag(A) += a: a scan of each CSR row (also the merge and cusparse kernels', and the transpose's) */
+/* y = diag(A), or diag(A) += a: a scan of each CSR row (also the merge kernel's and the transpose's) */
 PetscErrorCode CSRKDiagonalCSR(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
 {
   PetscFunctionBegin;
