@@ -294,14 +294,14 @@ static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
   if (A->assembled) PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
   info->k           = ((Mat_SeqCSRK *)A->spptr)->opt.k;
   info->ordering    = MAT_CSRK_ORDERING_NATURAL;
-  info->index_bytes = d && d->rowpat ? 0 : 4;
+  info->index_bytes = d && d->npat ? 0 : 4;
   if (d) {
     info->sr_size   = d->sr;
     info->ssr_size  = d->ssr;
     info->nsr       = d->nsr;
     info->nssr      = d->nunits;
     info->bytes     = (PetscLogDouble)d->bytes;
-    info->npatterns = d->rowpat ? d->npat : 0;
+    info->npatterns = d->npat;
   }
   info->nbuilds  = c->nsetups;
   info->nrefresh = c->nrefresh;

@@ -4,50 +4,27 @@
 
 #include "../csrkimpl.h"
 
-/* The device layout of one block, built on the device from the uploaded AIJ arrays (csrkcudaplan.cu), rows in the
-   user's ordering. Super-rows are runs of sr consecutive rows, launch units runs of ssr super-rows. */
+/* The device copy of one block, built on the device from the uploaded AIJ arrays (csrkcudaplan.cu), rows in the
+   user's ordering: what every variant of the plan shares (the CSR arrays, the launch grouping of super-rows, the row
+   statistics), and the variant's own layout in data, which only its file reads (as PETSc's spptr) */
 typedef struct _n_CSRKDevice {
   PetscInt     m, n, nnz;
-  PetscInt     sr, ssr, nsr, nunits;     /* sizes of the launch grouping; thread blocks */
-  CSRKIdx     *rowptr, *colidx;          /* CSR arrays (freed by the sliced kernel over row patterns, which reads neither) */
-  PetscScalar *val;                      /* CSR values (NULL for the sliced kernels: a value refresh uploads to scratch) */
+  PetscInt     sr, ssr, nsr, nunits;     /* the launch grouping: runs of sr rows (super-rows), runs of ssr super-rows (units) */
+  CSRKIdx     *rowptr, *colidx;          /* CSR arrays (freed by the variants that read neither) */
+  PetscScalar *val;                      /* CSR values (NULL for the sliced kernel: a value refresh uploads to scratch) */
   CSRKIdx     *unitptr, *srptr;          /* first super-row of each unit, first row of each super-row */
-  CSRKIdx     *longrows;                 /* rows longer than longlen go to the long-row kernels */
-  PetscInt     nlong, longlen;
-  CSRKIdx     *longrowchunk, *longchunkq; /* chunks [rowchunk[i], rowchunk[i+1]) of long row i; [q0, q1) of each chunk */
-  PetscScalar *longpart;                 /* partial sum of each chunk */
-  PetscInt     nlongchunks;
   const struct _n_CSRKVariant *plan;     /* the plan: the entry of the variant table that set up this layout */
+  void        *data;                     /* the plan's own layout (its file's struct) */
   MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto; scalar or vector under the vector entry) */
   PetscInt     width;                    /* lanes per row: 1 for the scalar kernel (GPUSpMV-3), 2-32 for the vector kernel (GPUSpMV-3.5) */
-  size_t       smem;                     /* dynamic shared memory of the stream kernel */
   unsigned     bx, by, bz;               /* thread block shape */
   PetscReal    mean, var;                /* row-length statistics the kernel was chosen from */
   PetscInt     maxlen, nonzerorows;
+  PetscInt     npat;                     /* distinct rows of the row patterns the sliced kernel reads (0: none) */
   struct _n_CSRKDevice *t;               /* MatMultTranspose: the transpose S^T as a matrix of its own, built at the first use; */
   CSRKIdx     *tmap;                     /* entry q of S^T is entry tmap[q] of S, for value refreshes */
-  CSRKIdx     *sliceptr;                 /* sliced kernels: super-row s (32 rows) stored column by column from sliceptr[s], */
-  PetscScalar *sval;                     /* padded to its longest row */
-  CSRKIdx     *scol;                     /* plain sliced kernel: the columns laid out as sval */
-  PetscInt     pnnz;                     /* padded entries of the sliced storage */
-  uint16_t    *rowpat;                   /* sliced kernel over row patterns: pattern of each row, whose offsets from */
-  CSRKIdx     *patptr;                   /* the diagonal are patoff[patptr[p] .. patptr[p+1]) */
-  int32_t     *patoff;
-  PetscInt     npat;
-  CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr; /* forward products over the non-empty rows only (blocks with mostly */
-  PetscInt     nc, cnunits, cwidth;                /* empty rows, e.g. the off-process block of an MPI matrix) */
   PetscScalar *ywork;                    /* scratch: staged host inputs */
   PetscInt     nywork;
-  CSRKIdx     *mtile, *mcarryrow;        /* merge kernel: (row, nonzero) where each tile starts; row of each tile's carry */
-  PetscScalar *mcarryval;                /* and its value */
-  PetscInt     ntiles;
-  PetscBool    mpdl;                     /* the fix-up kernel as a programmatic dependent launch */
-  CSRKIdx     *nodeptr, *nodecolptr;     /* block kernel: first row of each node of rows with one column list, first */
-  CSRKIdx     *nodevalptr, *nodebase;    /* column entry, first value (CSR order: the node's rows one after the other); */
-  CSRKIdx     *nodecol;                  /* the node's columns, 32-bit or as 16-bit offsets from its base column */
-  uint16_t    *nodeoff;
-  PetscInt     nnodes, nnoderows, nodecolent; /* nodes, rows in nodes of two or more, column entries */
-  PetscInt64   nodespan;                 /* the widest column range of a node (max - min column) */
   size_t       bytes;                    /* device memory held */
 } CSRKDevice;
 
@@ -108,14 +85,16 @@ typedef struct {
 /* One variant of the plan table (csrkcudaplan.cu), each in its own file: its set-up on the device, which under auto
    first tests the variant's rule and returns with d->kernel still auto where it does not hold (the device bytes it
    allocates are counted); the refresh of its layout from values uploaded to v (NULL: the kernel reads the CSR values,
-   where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); a phrase for the view; and
-   the freeing of its arrays (also those of a candidate that its rule declined) */
+   where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); the scaling of values of its
+   own (NULL: it reads the CSR values); a phrase for the view; and the freeing of its layout (a candidate that its rule
+   declines frees what it made) */
 typedef struct _n_CSRKVariant {
   MatCSRKCUDAKernel kernel;
   PetscErrorCode (*setup)(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
   PetscErrorCode (*refresh)(CSRKDevice *, const PetscScalar *, cudaStream_t);
   PetscErrorCode (*mult)(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
   PetscErrorCode (*diagonal)(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
+  PetscErrorCode (*scale)(CSRKDevice *, PetscScalar, cudaStream_t);
   void (*view)(const CSRKDevice *, char *, size_t);
   PetscErrorCode (*destroy)(CSRKDevice *);
 } CSRKVariant;
@@ -123,9 +102,11 @@ PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantM
 PETSC_INTERN PetscErrorCode CSRKPlanFits(CSRKDevice *, CSRKPlanStats *, PetscBool *, cudaStream_t);
 /* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
 PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
-/* the row kernels' set-up steps that the stored transpose shares, and the diagonal of CSR arrays (csrkcudakernels.cu) */
+/* the row kernels' set-up that the stored transpose shares, the launch grouping, and the diagonal of CSR arrays
+   (csrkcudakernels.cu); values times a (csrkcudaplan.cu) */
+PETSC_INTERN PetscErrorCode CSRKRowsBuild(CSRKDevice *, PetscInt, PetscBool, size_t, size_t *, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKBuildGroups(PetscInt, PetscInt, PetscInt, CSRKIdx **, CSRKIdx **, PetscInt *, PetscInt *, size_t *, cudaStream_t);
-PETSC_INTERN PetscErrorCode CSRKBuildLongRows(CSRKDevice *, size_t *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKScaleValues(PetscScalar *, PetscInt64, PetscScalar, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKDiagonalCSR(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
 /* Rows longer than this go to the long-row kernels (CSRK_IDX_MAX: none is): far beyond the mean, where one sub-warp
    or thread would serialise a whole block */

@@ -15,18 +15,29 @@
 /* auto: the share of the rows that must lie in nodes of two or more rows */
 #define CSRK_BLOCK_MIN_NODE_ROWS 0.75
 
+/* the block layout (d->data): the first row, column entry and value of each node (CSR order: the node's rows one after
+   the other), the node's columns as 32-bit or as 16-bit offsets from its base column */
+typedef struct {
+  CSRKIdx   *nodeptr, *colptr, *valptr, *base, *col;
+  uint16_t  *off;
+  PetscInt   nnodes, noderows, colent; /* nodes, rows in nodes of two or more, column entries */
+  PetscInt64 span;                     /* the widest column range of a node (max - min column) */
+} CSRKBlock;
+
 static PetscErrorCode CSRKBlockDestroy(CSRKDevice *);
 
-/* the nodes of d's rows (from its CSR arrays on the device) into d->nodeptr, nodecolptr, nodevalptr, nodebase, with
+/* the nodes of d's rows (from its CSR arrays on the device) into b->nodeptr, nodecolptr, nodevalptr, nodebase, with
    their counts; nothing is counted in d's bytes until CSRKBlockSetUp() keeps them */
 static PetscErrorCode CSRKBlockFindNodes(CSRKDevice *d, cudaStream_t stream)
 {
   const PetscInt  m = d->m;
   CSRKIdx        *head, *runid, *runstart, *nhead, *nid, nn = 0, ncolent = 0;
   CSRKBlockStats *dst, st = {0, 0};
+  CSRKBlock      *b;
 
   PetscFunctionBegin;
-  PetscCall(CSRKBlockDestroy(d));
+  PetscCall(PetscNew(&b));
+  d->data = b;
   PetscCall(CSRKScratch(&head, 5 * ((PetscInt64)m + 1), stream));
   runid    = head + (m + 1);
   runstart = runid + (m + 1);
@@ -41,38 +52,40 @@ static PetscErrorCode CSRKBlockFindNodes(CSRKDevice *d, cudaStream_t stream)
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKExclusiveSum(nhead, nid, m + 1, stream));
   PetscCall(CSRKReadBack(&nn, nid + m, 1, stream));
-  PetscCall(CSRKMalloc(&d->nodeptr, (PetscInt64)nn + 1, NULL));
-  PetscCall(CSRKMalloc(&d->nodecolptr, (PetscInt64)nn + 1, NULL));
-  PetscCall(CSRKMalloc(&d->nodevalptr, (PetscInt64)nn + 1, NULL));
-  PetscCall(CSRKMalloc(&d->nodebase, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&b->nodeptr, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&b->colptr, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&b->valptr, (PetscInt64)nn + 1, NULL));
+  PetscCall(CSRKMalloc(&b->base, (PetscInt64)nn + 1, NULL));
   PetscCall(CSRKScratch(&dst, 1, stream));
   PetscCallCUDA(cudaMemsetAsync(dst, 0, sizeof(*dst), stream));
   if (!m) {
     /* no rows: the sentinels only */
-    PetscCallCUDA(cudaMemsetAsync(d->nodeptr, 0, sizeof(CSRKIdx), stream));
-    PetscCallCUDA(cudaMemsetAsync(d->nodecolptr, 0, sizeof(CSRKIdx), stream));
-    PetscCallCUDA(cudaMemsetAsync(d->nodevalptr, 0, sizeof(CSRKIdx), stream));
-    PetscCallCUDA(cudaMemsetAsync(d->nodebase, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(b->nodeptr, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(b->colptr, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(b->valptr, 0, sizeof(CSRKIdx), stream));
+    PetscCallCUDA(cudaMemsetAsync(b->base, 0, sizeof(CSRKIdx), stream));
   } else {
-    CSRKBlockNodesKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, d->nnz, nn, d->rowptr, d->colidx, nhead, nid, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, dst);
+    CSRKBlockNodesKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, d->nnz, nn, d->rowptr, d->colidx, nhead, nid, b->nodeptr, b->colptr, b->valptr, b->base, dst);
     PetscCallCUDA(cudaGetLastError());
-    PetscCall(CSRKExclusiveSum(d->nodecolptr, d->nodecolptr, (PetscInt)nn + 1, stream));
+    PetscCall(CSRKExclusiveSum(b->colptr, b->colptr, (PetscInt)nn + 1, stream));
   }
-  PetscCall(CSRKReadBack(&ncolent, d->nodecolptr + nn, 1, stream));
+  PetscCall(CSRKReadBack(&ncolent, b->colptr + nn, 1, stream));
   PetscCall(CSRKReadBack(&st, dst, 1, stream));
   CSRKScratchFree(dst, stream);
   CSRKScratchFree(head, stream);
-  d->nnodes     = nn;
-  d->nodecolent = ncolent;
-  d->nnoderows  = st.noderows;
-  d->nodespan   = (PetscInt64)st.span;
+  b->nnodes     = nn;
+  b->colent = ncolent;
+  b->noderows  = st.noderows;
+  b->span   = (PetscInt64)st.span;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* device memory of the block layout of d: values, node columns (16-bit offsets or 32-bit), the node arrays */
 static size_t CSRKBlockBytes(const CSRKDevice *d, PetscBool offsets)
 {
-  return sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1) + (offsets ? sizeof(uint16_t) : sizeof(CSRKIdx)) * (size_t)PetscMax(d->nodecolent, 1) + (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(d->nnodes + 1);
+  const CSRKBlock *b = (const CSRKBlock *)d->data;
+
+  return sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1) + (offsets ? sizeof(uint16_t) : sizeof(CSRKIdx)) * (size_t)PetscMax(b->colent, 1) + (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(b->nnodes + 1);
 }
 
 /* The block layout from the nodes: the node columns, the launch shape; the CSR columns and row pointers are freed.
@@ -85,27 +98,29 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   PetscBool       offsets;
   PetscReal       lbar;
   PetscInt        w = opt->sr_size;
+  CSRKBlock      *b;
 
   PetscFunctionBegin;
-  if (!st->forced && (d->rowpat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && (d->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKBlockFindNodes(d, stream));
-  offsets = (PetscBool)(opt->compress && d->nodespan < 65536);
-  if (!st->forced && !((PetscReal)d->nnoderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && CSRKBlockBytes(d, offsets) < csrbytes)) {
-    PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", d->nnoderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, CSRKBlockBytes(d, offsets) / 1048576.0, csrbytes / 1048576.0));
+  b       = (CSRKBlock *)d->data;
+  offsets = (PetscBool)(opt->compress && b->span < 65536);
+  if (!st->forced && !((PetscReal)b->noderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && CSRKBlockBytes(d, offsets) < csrbytes)) {
+    PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", b->noderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, CSRKBlockBytes(d, offsets) / 1048576.0, csrbytes / 1048576.0));
     PetscCall(CSRKBlockDestroy(d));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  lbar = d->nnodes ? (PetscReal)d->nodecolent / d->nnodes : 0;
+  lbar = b->nnodes ? (PetscReal)b->colent / b->nnodes : 0;
   if (offsets) {
-    PetscCall(CSRKMalloc(&d->nodeoff, d->nodecolent, bytes));
-    CSRKBlockColumnsKernel<uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodecolptr, d->nodevalptr, d->nodebase, d->colidx, d->nodeoff);
+    PetscCall(CSRKMalloc(&b->off, b->colent, bytes));
+    CSRKBlockColumnsKernel<uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->colptr, b->valptr, b->base, d->colidx, b->off);
   } else {
-    CSRKCudaFree(d->nodebase);
-    PetscCall(CSRKMalloc(&d->nodecol, d->nodecolent, bytes));
-    CSRKBlockColumnsKernel<CSRKIdx><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodecolptr, d->nodevalptr, NULL, d->colidx, d->nodecol);
+    CSRKCudaFree(b->base);
+    PetscCall(CSRKMalloc(&b->col, b->colent, bytes));
+    CSRKBlockColumnsKernel<CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->colptr, b->valptr, NULL, d->colidx, b->col);
   }
   PetscCallCUDA(cudaGetLastError());
-  *bytes += (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(d->nnodes + 1);
+  *bytes += (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(b->nnodes + 1);
   /* the kernel, the diagonal and the value refresh read neither the CSR columns nor the row pointers */
   CSRKCudaFree(d->colidx);
   CSRKCudaFree(d->rowptr);
@@ -118,39 +133,45 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   d->bx     = CSRK_BLOCK_THREADS;
   d->by = d->bz = 1;
   d->sr     = CSRK_BLOCK_NODE_MAX;
-  d->nsr    = d->nnodes;
+  d->nsr    = b->nnodes;
   d->ssr    = CSRK_BLOCK_THREADS / d->width;
-  d->nunits = (d->nnodes + d->ssr - 1) / d->ssr;
-  PetscCall(PetscInfo(A, "Block kernel: %" PetscInt_FMT " nodes of up to %d rows (%" PetscInt_FMT " rows in nodes of two or more), %" PetscInt_FMT " column entries (%g per node) as %s, %" PetscInt_FMT " lanes per node\n", d->nnodes, CSRK_BLOCK_NODE_MAX, d->nnoderows, d->nodecolent, (double)lbar, offsets ? "16-bit offsets from each node's base" : "32-bit columns", d->width));
+  d->nunits = (b->nnodes + d->ssr - 1) / d->ssr;
+  PetscCall(PetscInfo(A, "Block kernel: %" PetscInt_FMT " nodes of up to %d rows (%" PetscInt_FMT " rows in nodes of two or more), %" PetscInt_FMT " column entries (%g per node) as %s, %" PetscInt_FMT " lanes per node\n", b->nnodes, CSRK_BLOCK_NODE_MAX, b->noderows, b->colent, (double)lbar, offsets ? "16-bit offsets from each node's base" : "32-bit columns", d->width));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* frees the block layout's arrays (a rejected candidate, or the device copy's destruction) */
 static PetscErrorCode CSRKBlockDestroy(CSRKDevice *d)
 {
+  CSRKBlock *b = (CSRKBlock *)d->data;
+
   PetscFunctionBegin;
-  CSRKCudaFree(d->nodeptr);
-  CSRKCudaFree(d->nodecolptr);
-  CSRKCudaFree(d->nodevalptr);
-  CSRKCudaFree(d->nodebase);
-  CSRKCudaFree(d->nodecol);
-  CSRKCudaFree(d->nodeoff);
+  CSRKCudaFree(b->nodeptr);
+  CSRKCudaFree(b->colptr);
+  CSRKCudaFree(b->valptr);
+  CSRKCudaFree(b->base);
+  CSRKCudaFree(b->col);
+  CSRKCudaFree(b->off);
+  PetscCall(PetscFree(d->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 template <int W>
 static void CSRKBlockLaunch(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
-  const unsigned grid = (unsigned)PetscMax(1, d->nunits);
-  if (d->nodeoff) CSRKBlockKernel<W, uint16_t><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, d->nodeoff, d->val, x, z, y);
-  else CSRKBlockKernel<W, CSRKIdx><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, x, z, y);
+  const CSRKBlock *b    = (const CSRKBlock *)d->data;
+  const unsigned   grid = (unsigned)PetscMax(1, d->nunits);
+  if (b->off) CSRKBlockKernel<W, uint16_t><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, x, z, y);
+  else CSRKBlockKernel<W, CSRKIdx><<<grid, CSRK_BLOCK_THREADS, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, x, z, y);
 }
 
 /* y = A x (+ z) with the block kernel */
 static PetscErrorCode CSRKBlockMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
+  const CSRKBlock *b = (const CSRKBlock *)d->data;
+
   PetscFunctionBegin;
-  if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!b->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
   (d->width == 2 ? CSRKBlockLaunch<2> : d->width == 4 ? CSRKBlockLaunch<4> : d->width == 8 ? CSRKBlockLaunch<8> : d->width == 16 ? CSRKBlockLaunch<16> : CSRKBlockLaunch<32>)(d, x, z, y, stream);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -159,14 +180,16 @@ static PetscErrorCode CSRKBlockMult(const CSRKDevice *d, const PetscScalar *x, c
 /* v = diag(A) (shift false), or diag(A) += a (shift true), over the block layout */
 static PetscErrorCode CSRKBlockDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
 {
+  const CSRKBlock *b = (const CSRKBlock *)d->data;
+
   PetscFunctionBegin;
-  if (!d->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
-  if (d->nodeoff) {
-    if (shift) CSRKBlockDiagonalKernel<true, uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, d->nodeoff, d->val, NULL, a);
-    else CSRKBlockDiagonalKernel<false, uint16_t><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, d->nodebase, d->nodeoff, d->val, v, a);
+  if (!b->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
+  if (b->off) {
+    if (shift) CSRKBlockDiagonalKernel<true, uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, NULL, a);
+    else CSRKBlockDiagonalKernel<false, uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, v, a);
   } else {
-    if (shift) CSRKBlockDiagonalKernel<true, CSRKIdx><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, NULL, a);
-    else CSRKBlockDiagonalKernel<false, CSRKIdx><<<CSRKGrid(d->nnodes), 256, 0, stream>>>(d->nnodes, d->nodeptr, d->nodecolptr, d->nodevalptr, NULL, d->nodecol, d->val, v, a);
+    if (shift) CSRKBlockDiagonalKernel<true, CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, NULL, a);
+    else CSRKBlockDiagonalKernel<false, CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, v, a);
   }
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -174,7 +197,9 @@ static PetscErrorCode CSRKBlockDiagonal(CSRKDevice *d, PetscBool shift, PetscSca
 
 static void CSRKBlockView(const CSRKDevice *d, char *buf, size_t len)
 {
-  snprintf(buf, len, "%" PetscInt_FMT " nodes of up to %d rows with one column list (%" PetscInt_FMT " rows in nodes of two or more), a column index per node entry as %s, %" PetscInt_FMT " lanes per node", d->nnodes, CSRK_BLOCK_NODE_MAX, d->nnoderows, d->nodeoff ? "16-bit offsets" : "32-bit columns", d->width);
+  const CSRKBlock *b = (const CSRKBlock *)d->data;
+
+  snprintf(buf, len, "%" PetscInt_FMT " nodes of up to %d rows with one column list (%" PetscInt_FMT " rows in nodes of two or more), a column index per node entry as %s, %" PetscInt_FMT " lanes per node", b->nnodes, CSRK_BLOCK_NODE_MAX, b->noderows, b->off ? "16-bit offsets" : "32-bit columns", d->width);
 }
 
-const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, CSRKBlockView, CSRKBlockDestroy};
+const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, CSRKBlockDestroy};

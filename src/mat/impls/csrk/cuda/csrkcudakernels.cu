@@ -13,6 +13,19 @@
 #define CSRK_LONG_BLOCK                256
 #define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
 
+/* what the row kernels keep beside the launch grouping (d->data): the rows longer than longlen, cut into chunks
+   [longrowchunk[i], longrowchunk[i + 1]) of long row i, chunk c over entries [longchunkq[2c], longchunkq[2c + 1]) with
+   its partial sum in longpart[c]; and, for blocks of mostly empty rows (the off-process block of an MPI matrix), a
+   grouping over the nc non-empty rows crows, whose entries start at crowptr */
+typedef struct {
+  CSRKIdx      longlen, *longrows, *longrowchunk, *longchunkq;
+  PetscScalar *longpart;
+  PetscInt     nlong, nlongchunks;
+  size_t       smem; /* dynamic shared memory of the stream kernel */
+  CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr;
+  PetscInt     nc, cnunits, cwidth;
+} CSRKRows;
+
 /* GPUSpMV-3: thread per row */
 __global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
@@ -164,6 +177,7 @@ __global__ void CSRKLongChunksKernel(PetscInt64 nlong, const CSRKIdx *__restrict
    compressed rows), or NULL */
 static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, const CSRKIdx *srptr, const CSRKIdx *rowptr, const CSRKIdx *perm, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
+  const CSRKRows    *rw     = (const CSRKRows *)d->data;
   const CSRKIdx     *colidx = d->colidx;
   const PetscScalar *val    = d->val;
   const dim3         block(d->bx, d->by, d->bz);
@@ -173,12 +187,12 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  kern<<<(unsigned)d->nunits, block, st ? d->smem : 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, (CSRKIdx)d->longlen, x, z, y);
+  kern<<<(unsigned)d->nunits, block, st ? rw->smem : 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, rw->longlen, x, z, y);
   PetscCallCUDA(cudaGetLastError());
-  if (d->nlong) {
-    CSRKLongChunkKernel<<<(unsigned)d->nlongchunks, CSRK_LONG_BLOCK, 0, stream>>>(d->longchunkq, colidx, val, x, d->longpart);
+  if (rw->nlong) {
+    CSRKLongChunkKernel<<<(unsigned)rw->nlongchunks, CSRK_LONG_BLOCK, 0, stream>>>(rw->longchunkq, colidx, val, x, rw->longpart);
     PetscCallCUDA(cudaGetLastError());
-    CSRKLongSumKernel<<<CSRKGrid(d->nlong), 256, 0, stream>>>(d->nlong, d->longrows, d->longrowchunk, d->longpart, perm, z, y);
+    CSRKLongSumKernel<<<CSRKGrid(rw->nlong), 256, 0, stream>>>(rw->nlong, rw->longrows, rw->longrowchunk, rw->longpart, perm, z, y);
     PetscCallCUDA(cudaGetLastError());
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -217,27 +231,27 @@ static PetscErrorCode CSRKSelectRows(PetscInt m, const CSRKIdx *rowptr, CSRKIdx 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The rows of d longer than d->longlen, cut into chunks of CSRK_LONG_CHUNK entries */
-PetscErrorCode CSRKBuildLongRows(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+/* The rows of d longer than rw->longlen, cut into chunks of CSRK_LONG_CHUNK entries */
+static PetscErrorCode CSRKBuildLongRows(const CSRKDevice *d, CSRKRows *rw, size_t *bytes, cudaStream_t stream)
 {
   CSRKIdx *cnt;
 
   PetscFunctionBegin;
-  PetscCall(CSRKSelectRows(d->m, d->rowptr, (CSRKIdx)d->longlen, &d->longrows, NULL, &d->nlong, bytes, stream));
-  PetscCall(CSRKMalloc(&d->longrowchunk, d->nlong + 1, bytes));
-  PetscCall(CSRKScratch(&cnt, d->nlong + 1, stream));
-  CSRKLongCountKernel<<<CSRKGrid(d->nlong + 1), 256, 0, stream>>>(d->nlong, d->longrows, d->rowptr, cnt);
+  PetscCall(CSRKSelectRows(d->m, d->rowptr, rw->longlen, &rw->longrows, NULL, &rw->nlong, bytes, stream));
+  PetscCall(CSRKMalloc(&rw->longrowchunk, rw->nlong + 1, bytes));
+  PetscCall(CSRKScratch(&cnt, rw->nlong + 1, stream));
+  CSRKLongCountKernel<<<CSRKGrid(rw->nlong + 1), 256, 0, stream>>>(rw->nlong, rw->longrows, d->rowptr, cnt);
   PetscCallCUDA(cudaGetLastError());
-  PetscCall(CSRKExclusiveSum(cnt, d->longrowchunk, d->nlong + 1, stream));
+  PetscCall(CSRKExclusiveSum(cnt, rw->longrowchunk, rw->nlong + 1, stream));
   CSRKScratchFree(cnt, stream);
   {
     CSRKIdx nc;
-    PetscCall(CSRKReadBack(&nc, d->longrowchunk + d->nlong, 1, stream));
-    d->nlongchunks = nc;
+    PetscCall(CSRKReadBack(&nc, rw->longrowchunk + rw->nlong, 1, stream));
+    rw->nlongchunks = nc;
   }
-  PetscCall(CSRKMalloc(&d->longchunkq, 2 * d->nlongchunks, bytes));
-  PetscCall(CSRKMalloc(&d->longpart, d->nlongchunks, bytes));
-  CSRKLongChunksKernel<<<CSRKGrid(d->nlong), 256, 0, stream>>>(d->nlong, d->longrows, d->rowptr, d->longrowchunk, d->longchunkq);
+  PetscCall(CSRKMalloc(&rw->longchunkq, 2 * rw->nlongchunks, bytes));
+  PetscCall(CSRKMalloc(&rw->longpart, rw->nlongchunks, bytes));
+  CSRKLongChunksKernel<<<CSRKGrid(rw->nlong), 256, 0, stream>>>(rw->nlong, rw->longrows, d->rowptr, rw->longrowchunk, rw->longchunkq);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -245,19 +259,19 @@ PetscErrorCode CSRKBuildLongRows(CSRKDevice *d, size_t *bytes, cudaStream_t stre
 /* Launch grouping over the non-empty rows of a block in which most rows are empty (the off-process block of an MPI
    matrix). The CSR arrays stay as they are: the entries of consecutive non-empty rows are contiguous, so row i of the
    grouping spans [crowptr[i], crowptr[i + 1]) and the kernels write through crows as through a row permutation. */
-static PetscErrorCode CSRKBuildCompressed(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+static PetscErrorCode CSRKBuildCompressed(const CSRKDevice *d, CSRKRows *rw, size_t *bytes, cudaStream_t stream)
 {
   PetscInt nsr;
 
   PetscFunctionBegin;
-  PetscCall(CSRKSelectRows(d->m, d->rowptr, 0, &d->crows, &d->crowptr, &d->nc, bytes, stream));
+  PetscCall(CSRKSelectRows(d->m, d->rowptr, 0, &rw->crows, &rw->crowptr, &rw->nc, bytes, stream));
   {
     const CSRKIdx nnz = (CSRKIdx)d->nnz;
-    PetscCallCUDA(cudaMemcpyAsync(d->crowptr + d->nc, &nnz, sizeof(CSRKIdx), cudaMemcpyHostToDevice, stream));
+    PetscCallCUDA(cudaMemcpyAsync(rw->crowptr + rw->nc, &nnz, sizeof(CSRKIdx), cudaMemcpyHostToDevice, stream));
     PetscCallCUDA(cudaStreamSynchronize(stream)); /* nnz lives on the host stack */
   }
-  d->cwidth = d->nc ? ((PetscReal)d->nnz / d->nc <= 8 ? 1 : (PetscReal)d->nnz / d->nc <= 16 ? 4 : (PetscReal)d->nnz / d->nc <= 32 ? 8 : (PetscReal)d->nnz / d->nc <= 64 ? 16 : 32) : 1;
-  PetscCall(CSRKBuildGroups(d->nc, CSRK_COMPRESSED_ROWS_PER_BLOCK, 1, &d->csrptr, &d->cunitptr, &nsr, &d->cnunits, bytes, stream));
+  rw->cwidth = rw->nc ? ((PetscReal)d->nnz / rw->nc <= 8 ? 1 : (PetscReal)d->nnz / rw->nc <= 16 ? 4 : (PetscReal)d->nnz / rw->nc <= 32 ? 8 : (PetscReal)d->nnz / rw->nc <= 64 ? 16 : 32) : 1;
+  PetscCall(CSRKBuildGroups(rw->nc, CSRK_COMPRESSED_ROWS_PER_BLOCK, 1, &rw->csrptr, &rw->cunitptr, &nsr, &rw->cnunits, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -267,15 +281,27 @@ static inline PetscInt CSRKWidthForMean(PetscReal mean)
   return mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
 }
 
-/* the grouping, the long rows and the compressed rows of the row kernels */
-static PetscErrorCode CSRKRowsBuild(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
+/* CSRKRowsBuild - the row kernels' data of d (d->data): the grouping of d's sizes, the rows longer than longlen and,
+   if compressed, a grouping over the non-empty rows; the stored transpose is built with it too */
+PetscErrorCode CSRKRowsBuild(CSRKDevice *d, PetscInt longlen, PetscBool compressed, size_t smem, size_t *bytes, cudaStream_t stream)
 {
+  CSRKRows *rw;
+
   PetscFunctionBegin;
+  PetscCall(PetscNew(&rw));
+  d->data      = rw;
+  rw->longlen  = (CSRKIdx)longlen;
+  rw->smem     = smem;
   PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
-  if (d->longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, bytes, stream));
-  /* mostly empty rows (the off-process block of an MPI matrix): the products run over the non-empty rows */
-  if (d->m >= 1024 && 2 * d->nonzerorows <= d->m) PetscCall(CSRKBuildCompressed(d, bytes, stream));
+  if (longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, rw, bytes, stream));
+  if (compressed) PetscCall(CSRKBuildCompressed(d, rw, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* mostly empty rows (the off-process block of an MPI matrix): the products run over the non-empty rows */
+static inline PetscBool CSRKRowsCompressed(const CSRKDevice *d)
+{
+  return (PetscBool)(d->m >= 1024 && 2 * d->nonzerorows <= d->m);
 }
 
 /* Under auto the stream kernel takes rows longer than 8 on average or irregular rows, where a unit's nonzeros fit in
@@ -289,13 +315,11 @@ static PetscErrorCode CSRKStreamSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   if (!st->forced && !((d->mean > 8 || st->cv > CSRK_GPU_SLICED_MAX_CV) && fits)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCUDA(cudaFuncSetAttribute(CSRKStreamKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CSRK_STREAM_SMEM_MAX));
   PetscCheck(fits, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", st->maxu);
-  d->longlen = CSRKLongRowLength(d->mean, d->maxlen);
-  d->kernel  = MAT_CSRK_CUDA_KERNEL_STREAM;
-  d->width   = 0;
-  d->smem    = (size_t)PetscMax(st->maxu, 1) * sizeof(PetscScalar);
-  d->bx      = 128;
+  d->kernel = MAT_CSRK_CUDA_KERNEL_STREAM;
+  d->width  = 0;
+  d->bx     = 128;
   d->by = d->bz = 1;
-  PetscCall(CSRKRowsBuild(d, bytes, stream));
+  PetscCall(CSRKRowsBuild(d, CSRKLongRowLength(d->mean, d->maxlen), CSRKRowsCompressed(d), (size_t)PetscMax(st->maxu, 1) * sizeof(PetscScalar), bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -304,8 +328,7 @@ static PetscErrorCode CSRKStreamSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
 static PetscErrorCode CSRKVectorSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   PetscFunctionBegin;
-  d->longlen = CSRKLongRowLength(d->mean, d->maxlen);
-  d->width   = CSRKWidthForMean(d->mean);
+  d->width = CSRKWidthForMean(d->mean);
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR) d->width = PetscMax(2, d->width);
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
   d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
@@ -323,27 +346,31 @@ static PetscErrorCode CSRKVectorSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
     else d->by *= d->bz;
     d->bz = 1;
   }
-  PetscCall(CSRKRowsBuild(d, bytes, stream));
+  PetscCall(CSRKRowsBuild(d, CSRKLongRowLength(d->mean, d->maxlen), CSRKRowsCompressed(d), 0, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode CSRKRowsMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
+  const CSRKRows *rw = (const CSRKRows *)d->data;
+
   PetscFunctionBegin;
-  if (d->crows) {
-    /* the empty rows get z (or 0), then the non-empty ones add their products in place */
-    CSRKDevice c = *d;
+  if (rw->crows) {
+    /* the empty rows get z (or 0), then the non-empty ones add their products in place, with no long rows */
+    CSRKDevice c  = *d;
+    CSRKRows   cr = *rw;
     if (!z) PetscCallCUDA(cudaMemsetAsync(y, 0, sizeof(PetscScalar) * d->m, stream));
     else if (z != y) PetscCallCUDA(cudaMemcpyAsync(y, z, sizeof(PetscScalar) * d->m, cudaMemcpyDeviceToDevice, stream));
-    c.kernel  = c.cwidth == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
-    c.width   = c.cwidth;
-    c.bx      = c.cwidth == 1 ? 128 : (unsigned)c.cwidth;
-    c.by      = c.cwidth == 1 ? 1 : (unsigned)PetscMax(1, 256 / c.cwidth);
-    c.bz      = 1;
-    c.nunits  = c.cnunits;
-    c.nlong   = 0;
-    c.longlen = CSRK_IDX_MAX;
-    PetscCall(CSRKLaunch(&c, d->cunitptr, d->csrptr, d->crowptr, d->crows, x, y, y, stream));
+    c.kernel   = rw->cwidth == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
+    c.width    = rw->cwidth;
+    c.bx       = rw->cwidth == 1 ? 128 : (unsigned)rw->cwidth;
+    c.by       = rw->cwidth == 1 ? 1 : (unsigned)PetscMax(1, 256 / rw->cwidth);
+    c.bz       = 1;
+    c.nunits   = rw->cnunits;
+    c.data     = &cr;
+    cr.nlong   = 0;
+    cr.longlen = CSRK_IDX_MAX;
+    PetscCall(CSRKLaunch(&c, rw->cunitptr, rw->csrptr, rw->crowptr, rw->crows, x, y, y, stream));
   } else PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -360,23 +387,28 @@ PetscErrorCode CSRKDiagonalCSR(CSRKDevice *d, PetscBool shift, PetscScalar a, Pe
 
 static void CSRKRowsView(const CSRKDevice *d, char *buf, size_t len)
 {
-  if (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM) snprintf(buf, len, "CSR arrays, a unit's products in shared memory, %" PetscInt_FMT " long rows", d->nlong);
-  else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, d->nlong, d->crows ? d->nc : d->m, d->m);
+  const CSRKRows *rw = (const CSRKRows *)d->data;
+
+  if (d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM) snprintf(buf, len, "CSR arrays, a unit's products in shared memory, %" PetscInt_FMT " long rows", rw->nlong);
+  else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, rw->nlong, rw->crows ? rw->nc : d->m, d->m);
 }
 
 static PetscErrorCode CSRKRowsDestroy(CSRKDevice *d)
 {
+  CSRKRows *rw = (CSRKRows *)d->data;
+
   PetscFunctionBegin;
-  CSRKCudaFree(d->longrows);
-  CSRKCudaFree(d->longrowchunk);
-  CSRKCudaFree(d->longchunkq);
-  CSRKCudaFree(d->longpart);
-  CSRKCudaFree(d->crows);
-  CSRKCudaFree(d->crowptr);
-  CSRKCudaFree(d->cunitptr);
-  CSRKCudaFree(d->csrptr);
+  CSRKCudaFree(rw->longrows);
+  CSRKCudaFree(rw->longrowchunk);
+  CSRKCudaFree(rw->longchunkq);
+  CSRKCudaFree(rw->longpart);
+  CSRKCudaFree(rw->crows);
+  CSRKCudaFree(rw->crowptr);
+  CSRKCudaFree(rw->cunitptr);
+  CSRKCudaFree(rw->csrptr);
+  PetscCall(PetscFree(d->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, CSRKRowsView, CSRKRowsDestroy};
-const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};

@@ -13,12 +13,21 @@
 #define CSRK_MERGE_ITEMS   4
 #define CSRK_MERGE_HINTS   CSRK_MERGE_HINTS_STREAMED
 
+/* the merge kernel's arrays (d->data): where each tile starts (row, nonzero), the row and value of each tile's carry */
+typedef struct {
+  CSRKIdx     *tile, *carryrow;
+  PetscScalar *carryval;
+  PetscInt     ntiles;
+  PetscBool    pdl; /* the fix-up kernel as a programmatic dependent launch */
+} CSRKMerge;
+
 /* The tile coordinates of the merge kernel for the pattern of d (rowptr on the device) and its carry arrays; under
    auto for irregular rows, as long as rows + nonzeros fit the 32-bit path coordinates */
 static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt64 steps = (PetscInt64)d->m + d->nnz, tilesize = CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS;
   PetscBool        fits  = PETSC_FALSE;
+  CSRKMerge       *mg;
 
   PetscFunctionBegin;
   if (!st->forced && st->cv > CSRK_GPU_SLICED_MAX_CV && d->mean <= 8) PetscCall(CSRKPlanFits(d, st, &fits, stream));
@@ -26,12 +35,14 @@ static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   d->kernel = MAT_CSRK_CUDA_KERNEL_MERGE;
   d->width  = 0;
   PetscCheck(steps <= CSRK_IDX_MAX - tilesize, PETSC_COMM_SELF, PETSC_ERR_SUP, "The merge kernel needs rows + nonzeros (%" PetscInt64_FMT ") within 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", steps);
-  d->ntiles = (PetscInt)((steps + tilesize - 1) / tilesize);
-  PetscCallCUDA(cudaMalloc((void **)&d->mtile, sizeof(CSRKIdx) * 2 * (d->ntiles + 1)));
-  PetscCallCUDA(cudaMalloc((void **)&d->mcarryrow, sizeof(CSRKIdx) * PetscMax(d->ntiles, 1)));
-  PetscCallCUDA(cudaMalloc((void **)&d->mcarryval, sizeof(PetscScalar) * PetscMax(d->ntiles, 1)));
-  *bytes += sizeof(CSRKIdx) * (3 * d->ntiles + 2) + sizeof(PetscScalar) * d->ntiles;
-  CSRKMergeTilesKernel<<<(unsigned)PetscMax(1, PetscMin((d->ntiles + 256) / 256, 65535)), 256, 0, stream>>>((CSRKIdx)d->ntiles, (CSRKIdx)tilesize, (CSRKIdx)d->m, (CSRKIdx)d->nnz, d->rowptr, d->mtile);
+  PetscCall(PetscNew(&mg));
+  d->data    = mg;
+  mg->ntiles = (PetscInt)((steps + tilesize - 1) / tilesize);
+  PetscCallCUDA(cudaMalloc((void **)&mg->tile, sizeof(CSRKIdx) * 2 * (mg->ntiles + 1)));
+  PetscCallCUDA(cudaMalloc((void **)&mg->carryrow, sizeof(CSRKIdx) * PetscMax(mg->ntiles, 1)));
+  PetscCallCUDA(cudaMalloc((void **)&mg->carryval, sizeof(PetscScalar) * PetscMax(mg->ntiles, 1)));
+  *bytes += sizeof(CSRKIdx) * (3 * mg->ntiles + 2) + sizeof(PetscScalar) * mg->ntiles;
+  CSRKMergeTilesKernel<<<(unsigned)PetscMax(1, PetscMin((mg->ntiles + 256) / 256, 65535)), 256, 0, stream>>>((CSRKIdx)mg->ntiles, (CSRKIdx)tilesize, (CSRKIdx)d->m, (CSRKIdx)d->nnz, d->rowptr, mg->tile);
   PetscCallCUDA(cudaGetLastError());
   {
     /* programmatic dependent launch: a device of compute capability 9.0 or later running code built for it (the wait
@@ -41,7 +52,7 @@ static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
     PetscCallCUDA(cudaGetDevice(&dev));
     PetscCallCUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     PetscCallCUDA(cudaFuncGetAttributes(&fa, CSRKMergeFixupKernel));
-    d->mpdl = (PetscBool)(CUDART_VERSION >= 11080 && major >= 9 && fa.ptxVersion >= 90);
+    mg->pdl = (PetscBool)(CUDART_VERSION >= 11080 && major >= 9 && fa.ptxVersion >= 90);
   }
   d->bx = CSRK_MERGE_THREADS;
   d->by = d->bz = 1;
@@ -51,26 +62,33 @@ static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
 /* y = A x (+ z) with the merge kernel: the tiles, then the rows that cross tiles */
 static PetscErrorCode CSRKMergeMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
+  const CSRKMerge *mg = (const CSRKMerge *)d->data;
+
   PetscFunctionBegin;
-  if (!d->ntiles) PetscFunctionReturn(PETSC_SUCCESS);
-  CSRKMergeKernel<CSRK_MERGE_THREADS, CSRK_MERGE_ITEMS, CSRK_MERGE_HINTS><<<(unsigned)d->ntiles, CSRK_MERGE_THREADS, 0, stream>>>((CSRKIdx)d->m, d->mtile, d->rowptr, d->colidx, d->val, x, z, y, d->mcarryrow, d->mcarryval);
+  if (!mg->ntiles) PetscFunctionReturn(PETSC_SUCCESS);
+  CSRKMergeKernel<CSRK_MERGE_THREADS, CSRK_MERGE_ITEMS, CSRK_MERGE_HINTS><<<(unsigned)mg->ntiles, CSRK_MERGE_THREADS, 0, stream>>>((CSRKIdx)d->m, mg->tile, d->rowptr, d->colidx, d->val, x, z, y, mg->carryrow, mg->carryval);
   PetscCallCUDA(cudaGetLastError());
-  PetscCallCUDA(CSRKMergeLaunchFixup((CSRKIdx)d->ntiles, (CSRKIdx)d->m, d->mcarryrow, d->mcarryval, y, stream, d->mpdl));
+  PetscCallCUDA(CSRKMergeLaunchFixup((CSRKIdx)mg->ntiles, (CSRKIdx)d->m, mg->carryrow, mg->carryval, y, stream, mg->pdl));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static void CSRKMergeView(const CSRKDevice *d, char *buf, size_t len)
 {
-  snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " tiles of %d rows and nonzeros%s", d->ntiles, CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS, d->mpdl ? ", fix-up as a programmatic dependent launch" : "");
+  const CSRKMerge *mg = (const CSRKMerge *)d->data;
+
+  snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " tiles of %d rows and nonzeros%s", mg->ntiles, CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS, mg->pdl ? ", fix-up as a programmatic dependent launch" : "");
 }
 
 static PetscErrorCode CSRKMergeDestroy(CSRKDevice *d)
 {
+  CSRKMerge *mg = (CSRKMerge *)d->data;
+
   PetscFunctionBegin;
-  CSRKCudaFree(d->mtile);
-  CSRKCudaFree(d->mcarryrow);
-  CSRKCudaFree(d->mcarryval);
+  CSRKCudaFree(mg->tile);
+  CSRKCudaFree(mg->carryrow);
+  CSRKCudaFree(mg->carryval);
+  PetscCall(PetscFree(d->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, CSRKMergeView, CSRKMergeDestroy};
+const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, CSRKMergeDestroy};

@@ -201,7 +201,6 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   d->var         = d->m ? PetscMax(0.0, (PetscReal)rs->sumsq / d->m - d->mean * d->mean) : 0;
   d->maxlen      = rs->maxlen;
   d->nonzerorows = rs->nzrows;
-  d->longlen     = CSRK_IDX_MAX;
   st.forced      = (PetscBool)(kern != MAT_CSRK_CUDA_KERNEL_AUTO);
   st.cv          = d->mean > 0 ? PetscSqrtReal(d->var) / d->mean : 0;
   st.pnnz        = (PetscInt64)rs->pnnz;
@@ -294,7 +293,6 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   size_t          bytes = 0, tb = 0;
   void           *tmp = NULL;
   int             bits = 1;
-  PetscInt        nsr;
 
   PetscFunctionBegin;
   if (d->t) PetscFunctionReturn(PETSC_SUCCESS);
@@ -339,20 +337,24 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   if (rowptr != d->rowptr) CSRKScratchFree(rowptr, stream);
   if (val != d->val) CSRKScratchFree(val, stream);
   PetscCall(CSRKRowStatsCompute(t->m, t->rowptr, &rs, stream));
-  t->mean    = (PetscReal)t->nnz / PetscMax(t->m, 1);
-  t->maxlen  = rs.maxlen;
-  t->longlen = CSRKLongRowLength(t->mean, t->maxlen);
-  t->width   = t->mean <= 8 ? 1 : 8;
-  t->kernel  = t->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
-  t->plan    = &CSRKVariantVector;
-  t->bx      = t->width == 1 ? CSRK_TRANSPOSE_ROWS_PER_BLOCK : (unsigned)t->width;
-  t->by      = t->width == 1 ? 1 : (unsigned)(256 / t->width);
-  t->bz      = 1;
-  PetscCall(CSRKBuildGroups(t->m, CSRK_TRANSPOSE_ROWS_PER_BLOCK, 1, &t->srptr, &t->unitptr, &nsr, &t->nunits, &bytes, stream));
-  if (t->longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(t, &bytes, stream));
+  t->mean   = (PetscReal)t->nnz / PetscMax(t->m, 1);
+  t->maxlen = rs.maxlen;
+  t->width  = t->mean <= 8 ? 1 : 8;
+  t->kernel = t->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
+  t->plan   = &CSRKVariantVector;
+  t->bx     = t->width == 1 ? CSRK_TRANSPOSE_ROWS_PER_BLOCK : (unsigned)t->width;
+  t->by     = t->width == 1 ? 1 : (unsigned)(256 / t->width);
+  t->bz     = 1;
+  t->sr     = CSRK_TRANSPOSE_ROWS_PER_BLOCK;
+  t->ssr    = 1;
+  PetscCall(CSRKRowsBuild(t, CSRKLongRowLength(t->mean, t->maxlen), PETSC_FALSE, 0, &bytes, stream));
   t->bytes = bytes;
   d->t     = t;
-  PetscCall(PetscInfo(A, "CSR-k stored transpose built on the device: %" PetscInt_FMT " rows, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows in %" PetscInt_FMT " chunks\n", t->m, t->width, t->nlong, t->nlongchunks));
+  {
+    char what[256];
+    MatCSRKCUDADeviceView(t, what, sizeof(what));
+    PetscCall(PetscInfo(A, "CSR-k stored transpose built on the device: %" PetscInt_FMT " rows, %s\n", t->m, what));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -393,19 +395,25 @@ PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *d, PetscBool shift, PetscSc
    as MatZeroEntries() does */
 PetscErrorCode MatCSRKCUDADeviceScale(CSRKDevice *d, PetscScalar a)
 {
-  cudaStream_t      stream;
-  PetscScalar      *arr[3] = {d->val, d->sval, d->t ? d->t->val : NULL};
-  const PetscInt64  len[3] = {d->nnz, d->pnnz, d->nnz};
+  cudaStream_t stream;
 
   PetscFunctionBegin;
   PetscCall(CSRKGetStream(&stream));
-  for (int k = 0; k < 3; k++) {
-    if (!arr[k] || !len[k]) continue;
-    if (a == (PetscScalar)0.0) PetscCallCUDA(cudaMemsetAsync(arr[k], 0, sizeof(PetscScalar) * (size_t)len[k], stream));
-    else {
-      CSRKScaleKernel<<<CSRKGrid(len[k]), 256, 0, stream>>>(len[k], arr[k], a);
-      PetscCallCUDA(cudaGetLastError());
-    }
+  PetscCall(CSRKScaleValues(d->val, d->nnz, a, stream));
+  if (d->plan->scale) PetscCall((*d->plan->scale)(d, a, stream));
+  if (d->t) PetscCall(CSRKScaleValues(d->t->val, d->nnz, a, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* v[0 .. n) *= a (v may be NULL) */
+PetscErrorCode CSRKScaleValues(PetscScalar *v, PetscInt64 n, PetscScalar a, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!v || !n) PetscFunctionReturn(PETSC_SUCCESS);
+  if (a == (PetscScalar)0.0) PetscCallCUDA(cudaMemsetAsync(v, 0, sizeof(PetscScalar) * (size_t)n, stream));
+  else {
+    CSRKScaleKernel<<<CSRKGrid(n), 256, 0, stream>>>(n, v, a);
+    PetscCallCUDA(cudaGetLastError());
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -454,8 +462,7 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
 
   PetscFunctionBegin;
   if (!d) PetscFunctionReturn(PETSC_SUCCESS);
-  /* every variant frees what it holds, so that a candidate the auto rule did not take goes too */
-  for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable); i++) PetscCall((*CSRKPlanTable[i]->destroy)(d));
+  if (d->data && d->plan) PetscCall((*d->plan->destroy)(d));
   CSRKCudaFree(d->rowptr);
   CSRKCudaFree(d->colidx);
   CSRKCudaFree(d->val);

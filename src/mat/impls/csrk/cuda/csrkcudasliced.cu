@@ -16,6 +16,17 @@
 #define CSRK_PATTERN_MAX         65536
 #define CSRK_PATTERN_MAX_ENTRIES 8192
 
+/* the sliced storage (d->data): super-row s stored column by column from sliceptr[s], padded to its longest row
+   (pnnz entries), with the columns laid out as the values (scol) or row patterns: the offsets from the diagonal of
+   row r are patoff[patptr[rowpat[r]] .. patptr[rowpat[r] + 1]) */
+typedef struct {
+  CSRKIdx     *sliceptr, *scol, *patptr;
+  PetscScalar *sval;
+  uint16_t    *rowpat;
+  int32_t     *patoff;
+  PetscInt     pnnz;
+} CSRKSliced;
+
 /* padded size of each 32-row super-row of the sliced storage (entry nsr: 0, for the scan) */
 __global__ void CSRKSliceSizeKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ size)
 {
@@ -207,7 +218,8 @@ __global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__
   }
 }
 
-/* Row patterns of d's rows (rowptr, colidx on the device) when they fit the dictionary; d->rowpat stays NULL if not */
+/* Row patterns of d's rows (rowptr, colidx on the device) when they fit the dictionary: the sliced storage (d->data)
+   begun with them, d->npat their number; nothing if not */
 static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt m = d->m;
@@ -218,6 +230,9 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   size_t         tb  = 0;
   PetscInt       npat, nent = 0;
   uint16_t      *rowpat = NULL;
+  CSRKIdx       *patptr = NULL;
+  int32_t       *patoff = NULL;
+  CSRKSliced    *sl;
 
   PetscFunctionBegin;
   if (!m) PetscFunctionReturn(PETSC_SUCCESS);
@@ -246,11 +261,11 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
     PetscCallCUDA(cudaMemsetAsync(plen + npat, 0, sizeof(CSRKIdx), stream));
     CSRKAssignPatternKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, head, id, srow, d->rowptr, rowpat, rep, plen);
     PetscCallCUDA(cudaGetLastError());
-    PetscCall(CSRKMalloc(&d->patptr, npat + 1, NULL));
-    PetscCall(CSRKExclusiveSum(plen, d->patptr, npat + 1, stream));
+    PetscCall(CSRKMalloc(&patptr, npat + 1, NULL));
+    PetscCall(CSRKExclusiveSum(plen, patptr, npat + 1, stream));
     {
       CSRKIdx n;
-      PetscCall(CSRKReadBack(&n, d->patptr + npat, 1, stream));
+      PetscCall(CSRKReadBack(&n, patptr + npat, 1, stream));
       nent = n;
     }
   }
@@ -261,19 +276,19 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   if (npat > CSRK_PATTERN_MAX || nent > CSRK_PATTERN_MAX_ENTRIES || 2.0 * m + 4.0 * (nent + npat) >= 4.0 * d->nnz) {
     PetscCall(PetscInfo(A, "Row patterns: %" PetscInt_FMT " distinct rows with %" PetscInt_FMT " offsets do not fit the dictionary (%d rows, %d offsets): 32-bit columns\n", npat, nent, CSRK_PATTERN_MAX, CSRK_PATTERN_MAX_ENTRIES));
     CSRKCudaFree(rowpat);
-    CSRKCudaFree(d->patptr);
+    CSRKCudaFree(patptr);
     if (plen) {
       CSRKScratchFree(rep, stream);
       CSRKScratchFree(plen, stream);
     }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(CSRKMalloc(&d->patoff, nent, NULL));
-  CSRKFillPatternKernel<<<CSRKGrid(npat), 256, 0, stream>>>(npat, rep, d->patptr, d->rowptr, d->colidx, d->patoff);
+  PetscCall(CSRKMalloc(&patoff, nent, NULL));
+  CSRKFillPatternKernel<<<CSRKGrid(npat), 256, 0, stream>>>(npat, rep, patptr, d->rowptr, d->colidx, patoff);
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKScratch(&bad, 1, stream));
   PetscCallCUDA(cudaMemsetAsync(bad, 0, sizeof(int), stream));
-  CSRKCheckPatternKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, rowpat, d->patptr, d->patoff, d->rowptr, d->colidx, bad);
+  CSRKCheckPatternKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, rowpat, patptr, patoff, d->rowptr, d->colidx, bad);
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKReadBack(&hbad, bad, 1, stream));
   CSRKScratchFree(bad, stream);
@@ -282,12 +297,14 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   if (hbad) {
     PetscCall(PetscInfo(A, "Row patterns: two distinct rows with one hash: 32-bit columns\n"));
     CSRKCudaFree(rowpat);
-    CSRKCudaFree(d->patptr);
-    CSRKCudaFree(d->patoff);
+    CSRKCudaFree(patptr);
+    CSRKCudaFree(patoff);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  d->rowpat = rowpat;
-  d->npat   = npat;
+  PetscCall(PetscNew(&sl));
+  *sl     = (CSRKSliced){.patptr = patptr, .rowpat = rowpat, .patoff = patoff};
+  d->data = sl;
+  d->npat = npat;
   *bytes += sizeof(uint16_t) * m + sizeof(CSRKIdx) * (npat + 1) + sizeof(int32_t) * nent;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -297,19 +314,20 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
 static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt nsr = (d->m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+  CSRKSliced    *sl  = (CSRKSliced *)d->data;
 
   PetscFunctionBegin;
-  PetscCall(CSRKMalloc(&d->sliceptr, nsr + 1, bytes));
-  CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr);
+  PetscCall(CSRKMalloc(&sl->sliceptr, nsr + 1, bytes));
+  CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr);
   PetscCallCUDA(cudaGetLastError());
-  PetscCall(CSRKExclusiveSum(d->sliceptr, d->sliceptr, nsr + 1, stream));
-  PetscCall(CSRKMalloc(&d->sval, d->pnnz, bytes));
-  PetscCallCUDA(cudaMemsetAsync(d->sval, 0, sizeof(PetscScalar) * PetscMax(d->pnnz, 1), stream));
-  if (!d->rowpat) {
-    PetscCall(CSRKMalloc(&d->scol, d->pnnz, bytes));
-    PetscCallCUDA(cudaMemsetAsync(d->scol, 0, sizeof(CSRKIdx) * PetscMax(d->pnnz, 1), stream));
+  PetscCall(CSRKExclusiveSum(sl->sliceptr, sl->sliceptr, nsr + 1, stream));
+  PetscCall(CSRKMalloc(&sl->sval, sl->pnnz, bytes));
+  PetscCallCUDA(cudaMemsetAsync(sl->sval, 0, sizeof(PetscScalar) * PetscMax(sl->pnnz, 1), stream));
+  if (!d->npat) {
+    PetscCall(CSRKMalloc(&sl->scol, sl->pnnz, bytes));
+    PetscCallCUDA(cudaMemsetAsync(sl->scol, 0, sizeof(CSRKIdx) * PetscMax(sl->pnnz, 1), stream));
   }
-  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->colidx, d->val, d->scol, d->sval);
+  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, d->colidx, d->val, sl->scol, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   /* the sliced kernels read neither the CSR columns nor the CSR values */
   CSRKCudaFree(d->val);
@@ -334,13 +352,17 @@ PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt
 /* a block per unit of 16 super-rows (4 warps, each taking 4 in turn; -mat_csrk_ssr_size), one super-row at k < 3 */
 static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
-  PetscInt sr;
+  PetscInt    sr;
+  CSRKSliced *sl;
 
   PetscFunctionBegin;
   if (!st->sliced) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(st->pnnz <= (PetscInt64)CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %" PetscInt64_FMT " entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", st->pnnz);
+  if (!d->data) PetscCall(PetscNew(&sl)); /* no row patterns */
+  else sl = (CSRKSliced *)d->data;
+  d->data   = sl;
   d->kernel = MAT_CSRK_CUDA_KERNEL_SLICED;
-  d->pnnz   = (PetscInt)st->pnnz;
+  sl->pnnz  = (PetscInt)st->pnnz;
   d->width  = 1;
   d->sr     = CSRK_SLICED_SR;
   MatCSRKGPUSizes(opt->cuda_kernel, PETSC_TRUE, d->mean, &sr, &d->ssr);
@@ -352,57 +374,76 @@ static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   d->bz = 1;
   PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
   PetscCall(CSRKBuildSliced(d, bytes, stream));
-  if (d->rowpat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
+  if (d->npat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode CSRKSlicedRefresh(CSRKDevice *d, const PetscScalar *v, cudaStream_t stream)
 {
+  CSRKSliced *sl = (CSRKSliced *)d->data;
+
   PetscFunctionBegin;
-  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, NULL, v, NULL, d->sval);
+  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, NULL, v, NULL, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
-  const dim3     block(d->bx, d->by, d->bz);
-  const unsigned grid = (unsigned)d->nunits;
+  const CSRKSliced *sl = (const CSRKSliced *)d->data;
+  const dim3        block(d->bx, d->by, d->bz);
+  const unsigned    grid = (unsigned)d->nunits;
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  if (d->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, NULL, x, z, y);
-  else if (d->rowpat) CSRKSlicedPatternKernel<false><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->sliceptr, d->rowpat, d->patptr, d->patoff, d->sval, NULL, x, z, y);
-  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->rowptr, d->sliceptr, d->scol, d->sval, NULL, x, z, y);
+  if (sl->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
+  else if (sl->rowpat) CSRKSlicedPatternKernel<false><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
+  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->rowptr, sl->sliceptr, sl->scol, sl->sval, NULL, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode CSRKSlicedDiagonal(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
 {
+  const CSRKSliced *sl = (const CSRKSliced *)d->data;
+
   PetscFunctionBegin;
-  if (shift) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, NULL, a);
-  else CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->sliceptr, d->scol, d->rowpat, d->patptr, d->patoff, d->sval, v, 0.0);
+  if (shift) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, a);
+  else CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, v, 0.0);
   PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CSRKSlicedScale(CSRKDevice *d, PetscScalar a, cudaStream_t stream)
+{
+  const CSRKSliced *sl = (const CSRKSliced *)d->data;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScaleValues(sl->sval, sl->pnnz, a, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static void CSRKSlicedView(const CSRKDevice *d, char *buf, size_t len)
 {
-  if (d->rowpat) snprintf(buf, len, "32-row slices column by column, row patterns (%" PetscInt_FMT " distinct rows), %" PetscInt_FMT " padded entries", d->npat, d->pnnz);
-  else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", d->pnnz);
+  const CSRKSliced *sl = (const CSRKSliced *)d->data;
+
+  if (d->npat) snprintf(buf, len, "32-row slices column by column, row patterns (%" PetscInt_FMT " distinct rows), %" PetscInt_FMT " padded entries", d->npat, sl->pnnz);
+  else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", sl->pnnz);
 }
 
 static PetscErrorCode CSRKSlicedDestroy(CSRKDevice *d)
 {
+  CSRKSliced *sl = (CSRKSliced *)d->data;
+
   PetscFunctionBegin;
-  CSRKCudaFree(d->sliceptr);
-  CSRKCudaFree(d->sval);
-  CSRKCudaFree(d->scol);
-  CSRKCudaFree(d->rowpat);
-  CSRKCudaFree(d->patptr);
-  CSRKCudaFree(d->patoff);
+  CSRKCudaFree(sl->sliceptr);
+  CSRKCudaFree(sl->sval);
+  CSRKCudaFree(sl->scol);
+  CSRKCudaFree(sl->rowpat);
+  CSRKCudaFree(sl->patptr);
+  CSRKCudaFree(sl->patoff);
+  PetscCall(PetscFree(d->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedView, CSRKSlicedDestroy};
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, CSRKSlicedDestroy};
