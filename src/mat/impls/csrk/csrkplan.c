@@ -31,12 +31,12 @@ void MatCSRKPlanBegin(const MatCSRKOptions *opt, MatCSRKFill *fill, MatCSRKPlan 
 */
 void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKPlan *plan)
 {
-  const MatCSRKOptions *opt = plan->opt;
+  const PetscBool *on = plan->opt->feature;
 
   plan->aj        = aj;
   plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(opt->compress && plan->cpu && !plan->onethread);
-  plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && plan->cpu)));
+  plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && plan->cpu && !plan->onethread);
+  plan->patterns  = (PetscBool)(on[MAT_CSRK_ROW_PATTERNS] && (plan->compress || (plan->onethread && st->shared && on[MAT_CSRK_COMPRESS_INDICES] && on[MAT_CSRK_ROW_SLICES] && plan->cpu)));
   /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
      takes the search at once, which finds nothing) */
   if (!(plan->patterns && plan->onethread && st->nnz > 0)) plan->fill = NULL;

@@ -89,7 +89,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   PetscFunctionBegin;
   if (!st->forced && (d->rowpat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKBlockFindNodes(d, stream));
-  offsets = (PetscBool)(opt->compress && d->nodespan < 65536);
+  offsets = (PetscBool)(opt->feature[MAT_CSRK_COMPRESS_INDICES] && d->nodespan < 65536);
   if (!st->forced && !((PetscReal)d->nnoderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && CSRKBlockBytes(d, offsets) < csrbytes)) {
     PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", d->nnoderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, CSRKBlockBytes(d, offsets) / 1048576.0, csrbytes / 1048576.0));
     PetscCall(CSRKBlockDestroy(d));
