@@ -111,6 +111,34 @@ typedef enum {
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 
+/*E
+   MatCSRKFeature - a switch of the CSR-k structure or kernels, all on by default (`MatCSRKSetFeature()`)
+
+$  MAT_CSRK_COMPRESS_INDICES - column indices as 16-bit offsets from the diagonal where they fit
+$  MAT_CSRK_ROW_PATTERNS     - with compressed indices, a row-pattern number per row instead where the rows allow
+$  MAT_CSRK_ROW_SLICES       - with row patterns, runs of rows with one pattern multiplied a row per vector lane (CPU)
+$  MAT_CSRK_ROW_VALUES       - one thread: a list of values repeated by row slices or row nodes kept once (CPU)
+$  MAT_CSRK_ROW_NODES        - one thread: consecutive rows with one column list multiplied together (CPU)
+$  MAT_CSRK_CUDA_HALO_PINNED - the MPI product of `MATCSRKCUDA` exchanges the ghost values through pinned host buffers
+
+   Options Database Key:
+.  -mat_csrk_<feature> <bool> - the feature's name in lower case without the MAT_CSRK_ prefix, such as -mat_csrk_row_nodes
+
+   Level: advanced
+
+.seealso: `MatCSRKSetFeature()`, `MATCSRK`, `MATCSRKCUDA`
+E*/
+typedef enum {
+  MAT_CSRK_COMPRESS_INDICES,
+  MAT_CSRK_ROW_PATTERNS,
+  MAT_CSRK_ROW_SLICES,
+  MAT_CSRK_ROW_VALUES,
+  MAT_CSRK_ROW_NODES,
+  MAT_CSRK_CUDA_HALO_PINNED,
+  MAT_CSRK_NUM_FEATURES
+} MatCSRKFeature;
+PETSC_EXTERN const char *const MatCSRKFeatures[];
+
 /*S
    MatCSRKInfo - summary of the CSR-k structure of a matrix (for the MPI type: of the local diagonal block, maxima over ranks
    for times and bandwidths, sums for memory)
@@ -134,12 +162,12 @@ typedef struct {
   PetscInt        nrefresh;   /* value refreshes without a rebuild so far */
   PetscInt        index_bytes; /* bytes per column index read by the CPU kernels: 0 (row patterns), 2 (16-bit offsets) or 4 (max over ranks) */
   PetscInt        npatterns;   /* distinct rows in the row-pattern dictionary, 0 when the kernels read indices (max over ranks) */
-  PetscInt        nsliced;     /* rows multiplied in row slices, a row per vector lane (MatCSRKSetRowSlices(); sum over ranks) */
-  PetscInt        nnoderows;   /* rows multiplied in row nodes of two or more (MatCSRKSetRowNodes(); sum over ranks) */
+  PetscInt        nsliced;     /* rows multiplied in row slices, a row per vector lane (MAT_CSRK_ROW_SLICES; sum over ranks) */
+  PetscInt        nnoderows;   /* rows multiplied in row nodes of two or more (MAT_CSRK_ROW_NODES; sum over ranks) */
   PetscInt        nbase;       /* products run with PETSc's AIJ kernel under the set-up budget (MatCSRKSetSetup(); max over ranks) */
   PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
   PetscInt        nunfilled;   /* rows whose values are not yet in the row slices, which run with the AIJ loop until they are (set-up budget; sum over ranks) */
-  PetscInt        nvalued;     /* rows of row slices or row nodes multiplied with one list of values kept once (MatCSRKSetRowValues(); sum over ranks) */
+  PetscInt        nvalued;     /* rows of row slices or row nodes multiplied with one list of values kept once (MAT_CSRK_ROW_VALUES; sum over ranks) */
   char            variant[64]; /* the CPU row loop of the structure: slices, patterns, nodes, offsets16 or columns32 (those of the ranks, joined by '+'); empty before a build */
 } MatCSRKInfo;
 
@@ -152,13 +180,8 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetOrdering(Mat, MatCSRKOrdering);
 PETSC_EXTERN PetscErrorCode MatCSRKGetOrdering(Mat, MatCSRKOrdering *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKSetSetup(Mat, MatCSRKSetup);
-PETSC_EXTERN PetscErrorCode MatCSRKSetIndexCompression(Mat, PetscBool);
-PETSC_EXTERN PetscErrorCode MatCSRKSetRowPatterns(Mat, PetscBool);
-PETSC_EXTERN PetscErrorCode MatCSRKSetRowSlices(Mat, PetscBool);
-PETSC_EXTERN PetscErrorCode MatCSRKSetRowValues(Mat, PetscBool);
-PETSC_EXTERN PetscErrorCode MatCSRKSetRowNodes(Mat, PetscBool);
+PETSC_EXTERN PetscErrorCode MatCSRKSetFeature(Mat, MatCSRKFeature, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel);
-PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
 
 #endif

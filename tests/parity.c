@@ -318,7 +318,7 @@ int main(int argc, char **argv)
   }
   if (far > 0) PetscCall(AddFarEntries(A, far));
   PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));
-  if (set_ref_nodes) PetscCall(MatCSRKSetRowNodes(A, ref_nodes)); /* a CSR-k reference (-rtype) with or without row nodes */
+  if (set_ref_nodes) PetscCall(MatCSRKSetFeature(A, MAT_CSRK_ROW_NODES, ref_nodes)); /* a CSR-k reference (-rtype) with or without row nodes */
 
   for (PetscInt o = 0; o <= MAT_CSRK_ORDERING_AUTO; o++)
     if (!set_ordering || o == (PetscInt)only)

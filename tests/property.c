@@ -444,7 +444,7 @@ static PetscErrorCode ApplyOptions(Mat C, const Opts *o)
   PetscCall(MatCSRKSetLevels(C, o->k));
   PetscCall(MatCSRKSetSizes(C, o->sr, o->ssr));
   PetscCall(MatCSRKSetNumThreads(C, o->threads));
-  PetscCall(MatCSRKSetIndexCompression(C, o->compress));
+  PetscCall(MatCSRKSetFeature(C, MAT_CSRK_COMPRESS_INDICES, o->compress));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -103,7 +103,7 @@ static PetscErrorCode AddToSomeDiagonals(Mat A, Mat C, PetscScalar d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* value lists (MatCSRKSetRowValues()): slices of a constant-coefficient stencil keep one list; a change in one row of
+/* value lists (MAT_CSRK_ROW_VALUES): slices of a constant-coefficient stencil keep one list; a change in one row of
    most slices leaves them their own values (a list kept would give stale products, which Compare() catches), and the
    old values bring the lists back */
 static PetscErrorCode CheckValueLists(Mat A, Mat C, Vec x, Vec y, Vec z, PetscInt max, MatCSRKInfo *info)

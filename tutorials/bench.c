@@ -350,12 +350,12 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_ord) PetscCall(MatCSRKSetOrdering(C, e->ordering));
   if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel));
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
-  if (e->set_comp) PetscCall(MatCSRKSetIndexCompression(C, (PetscBool)e->compress));
-  if (e->set_pat) PetscCall(MatCSRKSetRowPatterns(C, (PetscBool)e->patterns));
-  if (e->set_slices) PetscCall(MatCSRKSetRowSlices(C, (PetscBool)e->slices));
-  if (e->set_nodes) PetscCall(MatCSRKSetRowNodes(C, (PetscBool)e->nodes));
-  if (e->set_values) PetscCall(MatCSRKSetRowValues(C, (PetscBool)e->values));
-  if (e->set_halo) PetscCall(MatCSRKSetCUDAPinnedHalo(C, (PetscBool)e->pinned_halo));
+  if (e->set_comp) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_COMPRESS_INDICES, (PetscBool)e->compress));
+  if (e->set_pat) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_PATTERNS, (PetscBool)e->patterns));
+  if (e->set_slices) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_SLICES, (PetscBool)e->slices));
+  if (e->set_nodes) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_NODES, (PetscBool)e->nodes));
+  if (e->set_values) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_VALUES, (PetscBool)e->values));
+  if (e->set_halo) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_CUDA_HALO_PINNED, (PetscBool)e->pinned_halo));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;
     PetscCall(MatCSRKGetSizes(C, &sr, &ssr));

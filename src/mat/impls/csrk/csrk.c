@@ -6,6 +6,21 @@
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "merge", "block", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
+const char *const MatCSRKFeatures[] = {"compress_indices", "row_patterns", "row_slices", "row_values", "row_nodes", "cuda_halo_pinned", "MatCSRKFeature", "MAT_CSRK_", NULL};
+
+/* The help of each option -mat_csrk_<MatCSRKFeatures[f]>, in MatCSRKFeature order, and whether only the CUDA types
+   read it: a new feature is an enum value, a name and a line here */
+static const struct {
+  const char *help;
+  PetscBool   cuda;
+} MatCSRKFeatureOptions[MAT_CSRK_NUM_FEATURES] = {
+  {"Store column indices as 16-bit offsets from the diagonal where they fit (fewer bytes per nonzero to stream)", PETSC_FALSE},
+  {"With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", PETSC_FALSE},
+  {"With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", PETSC_FALSE},
+  {"One thread: a row slice whose rows repeat one list of values keeps it once, a row node with an earlier node's values multiplies those (constant coefficients, one element matrix) (CPU)", PETSC_FALSE},
+  {"One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", PETSC_FALSE},
+  {"MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", PETSC_TRUE},
+};
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
@@ -21,23 +36,20 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->ssr_size = PETSC_DECIDE;
   opt->ordering = MAT_CSRK_ORDERING_AUTO;
   opt->nthreads = PETSC_DECIDE;
-  opt->compress = PETSC_TRUE;
-  opt->patterns = PETSC_TRUE;
-  opt->slices   = PETSC_TRUE;
-  opt->nodes    = PETSC_TRUE;
-  opt->values   = PETSC_TRUE;
-  opt->setup    = MAT_CSRK_SETUP_BUDGET;
+  for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++) opt->feature[f] = PETSC_TRUE;
+  opt->setup       = MAT_CSRK_SETUP_BUDGET;
   opt->target      = MAT_CSRK_TARGET_CPU;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
-  opt->cuda_halo_pinned = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Options that give the same structure and kernels (what a sequential block compares before it rebuilds); the MPI
-   halo exchange (cuda_halo_pinned) and the set-up rule are not among them */
+   halo exchange (MAT_CSRK_CUDA_HALO_PINNED) and the set-up rule are not among them */
 PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->compress == b->compress && a->patterns == b->patterns && a->slices == b->slices && a->nodes == b->nodes && a->values == b->values && a->target == b->target && a->cuda_kernel == b->cuda_kernel);
+  for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++)
+    if (f != MAT_CSRK_CUDA_HALO_PINNED && a->feature[f] != b->feature[f]) return PETSC_FALSE;
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->target == b->target && a->cuda_kernel == b->cuda_kernel);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -89,19 +101,18 @@ PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, co
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
   PetscCall(PetscOptionsEnum("-mat_csrk_setup", "When the structure is built: once the products run with AIJ's kernel have paid for it (budget), or at the first product (eager) (CPU kernels)", "MatCSRKSetSetup", MatCSRKSetups, (PetscEnum)opt->setup, (PetscEnum *)&opt->setup, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_compress_indices", "Store column indices as 16-bit offsets from the diagonal where they fit (fewer bytes per nonzero to stream)", "MatCSRKSetIndexCompression", opt->compress, &opt->compress, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_patterns", "With compressed indices, a number per row into a dictionary of the distinct rows' offsets from the diagonal instead of indices, where the rows have few distinct patterns (stencils; CPU kernels and the GPU's sliced kernel)", "MatCSRKSetRowPatterns", opt->patterns, &opt->patterns, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_slices", "With row patterns, runs of 8 rows with one pattern multiplied a row per vector lane, their values stored interleaved (CPU)", "MatCSRKSetRowSlices", opt->slices, &opt->slices, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_values", "One thread: a row slice whose rows repeat one list of values keeps it once, a row node with an earlier node's values multiplies those (constant coefficients, one element matrix) (CPU)", "MatCSRKSetRowValues", opt->values, &opt->values, NULL));
-  PetscCall(PetscOptionsBool("-mat_csrk_row_nodes", "One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", "MatCSRKSetRowNodes", opt->nodes, &opt->nodes, NULL));
-  PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads));
-  if (cuda) {
-    PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), equal tiles of rows and nonzeros (merge) or a sub-warp per node of rows with one column list (block)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
-    PetscCall(PetscOptionsBool("-mat_csrk_cuda_halo_pinned", "MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", "MatCSRKSetCUDAPinnedHalo", opt->cuda_halo_pinned, &opt->cuda_halo_pinned, NULL));
+  for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++) {
+    char name[64];
+
+    if (MatCSRKFeatureOptions[f].cuda && !cuda) continue;
+    PetscCall(PetscSNPrintf(name, sizeof(name), "-mat_csrk_%s", MatCSRKFeatures[f]));
+    PetscCall(PetscOptionsBool(name, MatCSRKFeatureOptions[f].help, "MatCSRKSetFeature", opt->feature[f], &opt->feature[f], NULL));
   }
+  PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_threads", "OpenMP threads of the CSR-k kernels per MPI rank (0: one, or omp_get_max_threads() when OMP_NUM_THREADS is set)", "MatCSRKSetNumThreads", &opt->nthreads));
+  if (cuda) PetscCall(PetscOptionsEnum("-mat_csrk_cuda_kernel", "GPU kernel: from the row statistics, a thread per row (GPUSpMV-3), a sub-warp per row (GPUSpMV-3.5), coalesced products in shared memory (stream), a warp per column-major super-row (sliced), equal tiles of rows and nonzeros (merge) or a sub-warp per node of rows with one column list (block)", "MATCSRKCUDA", MatCSRKCUDAKernels, (PetscEnum)opt->cuda_kernel, (PetscEnum *)&opt->cuda_kernel, NULL));
   PetscOptionsHeadEnd();
   PetscCall(MatCSRKOptionsCheck(opt));
-  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.cuda_halo_pinned != opt->cuda_halo_pinned || old.setup != opt->setup); /* the halo only for the MPI level */
+  *changed = (PetscBool)(!MatCSRKOptionsEqual(&old, opt) || old.feature[MAT_CSRK_CUDA_HALO_PINNED] != opt->feature[MAT_CSRK_CUDA_HALO_PINNED] || old.setup != opt->setup); /* the halo only for the MPI level */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -188,13 +199,13 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: %s\n", info.index_bytes == 2 ? "16-bit offsets from the diagonal" : "32-bit"));
   if (info.variant[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "row loop: %s\n", info.variant));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
-  if (info.nvalued) PetscCall(PetscViewerASCIIPrintf(viewer, "value lists: %" PetscInt_FMT " rows multiply one list of values kept once (MatCSRKSetRowValues())\n", info.nvalued));
+  if (info.nvalued) PetscCall(PetscViewerASCIIPrintf(viewer, "value lists: %" PetscInt_FMT " rows multiply one list of values kept once (MAT_CSRK_ROW_VALUES)\n", info.nvalued));
   if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage)\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes)));
   if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
-  if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.cuda_halo_pinned ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
+  if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.feature[MAT_CSRK_CUDA_HALO_PINNED] ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -226,11 +237,11 @@ static PetscErrorCode MatCSRKFinalizePackage(void)
 .  -mat_csrk_k <1,2,3> - levels of the structure, see `MatCSRKSetLevels()`
 .  -mat_csrk_sr_size <n> - rows per super-row, 0 for the model's, see `MatCSRKSetSizes()`
 .  -mat_csrk_ssr_size <n> - super-rows per super-super-row, 0 for the model's
-.  -mat_csrk_compress_indices <bool> - 16-bit column offsets where they fit, see `MatCSRKSetIndexCompression()`
-.  -mat_csrk_row_patterns <bool> - row patterns instead of column indices, see `MatCSRKSetRowPatterns()`
-.  -mat_csrk_row_slices <bool> - rows of one pattern multiplied a row per vector lane, see `MatCSRKSetRowSlices()`
-.  -mat_csrk_row_values <bool> - a repeated list of values kept once, see `MatCSRKSetRowValues()`
--  -mat_csrk_row_nodes <bool> - rows of one column list multiplied together, see `MatCSRKSetRowNodes()`
+.  -mat_csrk_compress_indices <bool> - 16-bit column offsets where they fit, see `MatCSRKSetFeature()`
+.  -mat_csrk_row_patterns <bool> - row patterns instead of column indices, see `MatCSRKSetFeature()`
+.  -mat_csrk_row_slices <bool> - rows of one pattern multiplied a row per vector lane, see `MatCSRKSetFeature()`
+.  -mat_csrk_row_values <bool> - a repeated list of values kept once, see `MatCSRKSetFeature()`
+-  -mat_csrk_row_nodes <bool> - rows of one column list multiplied together, see `MatCSRKSetFeature()`
 
    Level: beginner
 
@@ -576,177 +587,58 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
 }
 
 /*@
-  MatCSRKSetIndexCompression - sets whether the kernels may read column indices stored as small offsets
+  MatCSRKSetFeature - turns one of the switches of the CSR-k structure and kernels on or off
 
   Logically Collective
 
   Input Parameters:
-+ A        - the matrix, of type `MATCSRK` or `MATCSRKCUDA`
-- compress - `PETSC_TRUE` (the default) or `PETSC_FALSE` for plain 32-bit column indices
++ A       - the matrix, of type `MATCSRK` or `MATCSRKCUDA` (a no-op for other types)
+. feature - the switch, a `MatCSRKFeature`
+- flg     - `PETSC_TRUE` (the default of every feature) or `PETSC_FALSE`
 
-  Options Database Key:
-. -mat_csrk_compress_indices <bool> - the compression
-
-  Level: advanced
-
-  Notes:
-  SpMV streams the matrix: a nonzero is 8 bytes of value and 4 of column index. Where the indices allow it, fewer
-  bytes are stored. The CPU kernels store the column minus the row in 16 bits when every entry of a block is
-  within 32767 of the diagonal, as in a banded or reordered matrix (for the natural order only with two or more
-  threads: a single thread is not bound by the bytes and runs PETSc's AIJ loop over the AIJ arrays instead); where
-  the rows have few distinct patterns the CPU kernels read row patterns instead (`MatCSRKSetRowPatterns()`). The
-  GPU's sliced kernel reads row patterns where the rows allow them (built on the device), else 32-bit columns; with
-  compression off it reads 32-bit columns. Results are the same either way. `MatView()` with `-mat_view ::ascii_info` tells the
-  bytes per index in effect.
-
-.seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKSetRowPatterns()`, `MatCSRKGetInfo()`
-@*/
-PetscErrorCode MatCSRKSetIndexCompression(Mat A, PetscBool compress)
-{
-  PetscFunctionBegin;
-  PetscValidLogicalCollectiveBool(A, compress, 2);
-  MatCSRKSetField(A, compress, compress);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKSetRowPatterns - sets whether the kernels may replace the column indices by row patterns
-
-  Logically Collective
-
-  Input Parameters:
-+ A        - the matrix, of type `MATCSRK` or `MATCSRKCUDA`
-- patterns - `PETSC_TRUE` (the default) or `PETSC_FALSE` to keep indices (16-bit offsets or 32-bit columns)
-
-  Options Database Key:
-. -mat_csrk_row_patterns <bool> - the row patterns
+  Options Database Keys:
++ -mat_csrk_compress_indices <bool> - `MAT_CSRK_COMPRESS_INDICES`
+. -mat_csrk_row_patterns <bool>     - `MAT_CSRK_ROW_PATTERNS`
+. -mat_csrk_row_slices <bool>       - `MAT_CSRK_ROW_SLICES`
+. -mat_csrk_row_values <bool>       - `MAT_CSRK_ROW_VALUES`
+. -mat_csrk_row_nodes <bool>        - `MAT_CSRK_ROW_NODES`
+- -mat_csrk_cuda_halo_pinned <bool> - `MAT_CSRK_CUDA_HALO_PINNED` (read by `MATCSRKCUDA` only)
 
   Level: advanced
 
   Notes:
-  Only with index compression on (`MatCSRKSetIndexCompression()`) and where the CPU kernels would read 16-bit offsets
-  but for the bandwidth: a reordered matrix, or the natural ordering with two or more threads (one thread runs PETSc's
-  AIJ loop over the AIJ arrays, which a single core runs at least as fast). At the structure build, the column offsets
-  from the diagonal of each row are looked up in a dictionary of the distinct rows; when all of them fit in a
-  dictionary small enough for the L1 cache, each row keeps only the 16-bit number of its pattern and the products read
-  fewer bytes per nonzero. A stencil or structured-mesh matrix in its natural order has one pattern per kind of
-  boundary; most irregular or reordered matrices overflow the dictionary and keep their indices. Results are the same
-  either way. On the GPU (`MATCSRKCUDA`) the sliced kernel reads row patterns in the same way instead of its 32-bit
-  columns; `-info` tells which it uses. On the CPU, `MatView()` with `-mat_view ::ascii_info` tells whether they are
-  in effect, `MatCSRKGetInfo()` how many.
+  The features change how the products read the matrix, not their results. Each applies where the matrix allows it;
+  `MatView()` with `-mat_view ::ascii_info`, `MatCSRKGetInfo()` and `-info` tell what is in effect.
 
-.seealso: `MATCSRK`, `MatCSRKSetIndexCompression()`, `MatCSRKGetInfo()`
+  `MAT_CSRK_COMPRESS_INDICES`: the column minus the row stored in 16 bits where every entry of a block is near enough
+  the diagonal (a banded or reordered matrix), so that the products stream fewer bytes per nonzero.
+
+  `MAT_CSRK_ROW_PATTERNS`: with compressed indices, where the rows have few distinct patterns of offsets from the
+  diagonal (stencils, structured meshes), each row keeps only the number of its pattern in a dictionary that stays in
+  the L1 cache; the GPU's sliced kernel reads them too.
+
+  `MAT_CSRK_ROW_SLICES`: with row patterns, runs of 8 consecutive rows with one pattern are multiplied a row per vector
+  lane, without indices or gathers, from a copy of their values stored interleaved (CPU).
+
+  `MAT_CSRK_ROW_VALUES`: on one thread, a row slice whose rows repeat one list of values (constant coefficients) keeps
+  it once, and a row node with the values of an earlier node (one element matrix) multiplies those (CPU).
+
+  `MAT_CSRK_ROW_NODES`: on one thread over column indices, consecutive rows with one column list (the unknowns of a
+  mesh point, as PETSc's inodes) are multiplied together, each index and entry of x loaded once for all of them (CPU).
+
+  `MAT_CSRK_CUDA_HALO_PINNED`: the MPI `MatMult()` and `MatMultAdd()` of `MATCSRKCUDA` exchange the ghost values through
+  pinned host buffers beside the diagonal block's product, instead of MPIAIJ's `VecScatter`.
+
+.seealso: `MATCSRK`, `MATCSRKCUDA`, `MatCSRKFeature`, `MatCSRKSetSetup()`, `MatCSRKGetInfo()`
 @*/
-PetscErrorCode MatCSRKSetRowPatterns(Mat A, PetscBool patterns)
+PetscErrorCode MatCSRKSetFeature(Mat A, MatCSRKFeature feature, PetscBool flg)
 {
   PetscFunctionBegin;
-  PetscValidLogicalCollectiveBool(A, patterns, 2);
-  MatCSRKSetField(A, patterns, patterns);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKSetRowSlices - sets whether the CPU kernels multiply runs of rows with one row pattern a row per vector lane
-
-  Logically Collective
-
-  Input Parameters:
-+ A      - the matrix, of type `MATCSRK`
-- slices - `PETSC_TRUE` (the default) or `PETSC_FALSE`
-
-  Options Database Key:
-. -mat_csrk_row_slices <bool> - the row slices
-
-  Level: advanced
-
-  Notes:
-  With row patterns in effect (`MatCSRKSetRowPatterns()`), runs of 8 consecutive rows of one super-row with the same
-  pattern (the interior rows along the fastest direction of a structured grid) are multiplied together: entry j of the
-  8 rows is 8 consecutive values times 8 consecutive entries of x, vector operations without indices or gathers, and
-  the 8 sums are independent chains instead of one per row. Their values are stored interleaved in a copy of the
-  matrix's values (8 bytes per nonzero more memory, rewritten at each change of values). Used where enough rows are
-  in such runs; `-info` tells how many. Each row is still summed in its own order with separate multiplies
-  and additions: results are the same bits as without slices. In a GCC build the widest vector instructions the CPU
-  has (AVX-512, AVX2, or SSE2) are chosen when the library is loaded.
-
-.seealso: `MATCSRK`, `MatCSRKSetRowPatterns()`, `MatCSRKSetIndexCompression()`
-@*/
-PetscErrorCode MatCSRKSetRowSlices(Mat A, PetscBool slices)
-{
-  PetscFunctionBegin;
-  PetscValidLogicalCollectiveBool(A, slices, 2);
-  MatCSRKSetField(A, slices, slices);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKSetRowValues - sets whether a row slice whose rows repeat one list of values keeps it once
-
-  Logically Collective
-
-  Input Parameters:
-+ A      - the matrix, of type `MATCSRK`
-- values - `PETSC_TRUE` (the default) or `PETSC_FALSE`
-
-  Options Database Key:
-. -mat_csrk_row_values <bool> - the value lists
-
-  Level: advanced
-
-  Notes:
-  Applies to the row slices (`MatCSRKSetRowSlices()`) and the row nodes (`MatCSRKSetRowNodes()`) of one OpenMP
-  thread. When the 8 rows of a slice have the same values, entry by entry (the interior rows of a stencil with
-  constant coefficients, as in many PETSc tutorials), the slice keeps that list of values once, in a dictionary of up
-  to 255 lists that stays in the L1 cache, and multiplies each of them by 8 entries of x: such rows read no values from
-  memory, only x, y and 2 bytes per row. A row node whose values are those of an earlier node (the interior points of
-  a finite-element operator assembled from one element matrix, such as 3D elasticity with one material) multiplies
-  that node's values, which stay in the cache: it reads its column indices, x and y only. Values are compared bit for
-  bit, and each row is still summed in its own order with separate multiplies and additions: results are the same
-  bits as without the lists. The lists are found again at each change of values. `MatView()` and `MatCSRKGetInfo()`
-  (`MatCSRKInfo.nvalued`) tell how many rows use them.
-
-.seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetRowPatterns()`, `MatCSRKGetInfo()`
-@*/
-PetscErrorCode MatCSRKSetRowValues(Mat A, PetscBool values)
-{
-  PetscFunctionBegin;
-  PetscValidLogicalCollectiveBool(A, values, 2);
-  MatCSRKSetField(A, values, values);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKSetRowNodes - sets whether one thread in the natural order multiplies consecutive rows with one column list together
-
-  Logically Collective
-
-  Input Parameters:
-+ A     - the matrix, of type `MATCSRK`
-- nodes - `PETSC_TRUE` (the default) or `PETSC_FALSE`
-
-  Options Database Key:
-. -mat_csrk_row_nodes <bool> - the row nodes
-
-  Level: advanced
-
-  Notes:
-  Applies where the CPU kernel runs one OpenMP thread over column indices (32-bit or 16-bit offsets, no row patterns or
-  slices), in the natural order or in a reordered copy (whose rows are renumbered with it):
-  consecutive rows with the same column list, up to 5 (the unknowns of one mesh point of a vector PDE, as PETSc's
-  inodes), are multiplied together, each column index and entry of x loaded once for all of
-  them. Used where enough rows are in nodes of two or more; `-info` tells how many. Each row is still
-  summed in its own order with separate multiplies and additions: results are the same bits as without nodes.
-  Under the set-up budget (the default, `MatCSRKSetSetup()`) the nodes are kept only where their products beat both
-  AIJ's own kernel (its inode kernel) and the loop without them, compared in interleaved products on each rank;
-  `MAT_CSRK_SETUP_EAGER` keeps them uncompared.
-
-.seealso: `MATCSRK`, `MatCSRKSetRowSlices()`, `MatCSRKSetNumThreads()`, `MatCSRKGetInfo()`
-@*/
-PetscErrorCode MatCSRKSetRowNodes(Mat A, PetscBool nodes)
-{
-  PetscFunctionBegin;
-  PetscValidLogicalCollectiveBool(A, nodes, 2);
-  MatCSRKSetField(A, nodes, nodes);
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscValidLogicalCollectiveEnum(A, feature, 2);
+  PetscValidLogicalCollectiveBool(A, flg, 3);
+  PetscCheck((int)feature >= 0 && feature < MAT_CSRK_NUM_FEATURES, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "Unknown CSR-k feature %d: it must be a MatCSRKFeature value, 0 to %d", (int)feature, MAT_CSRK_NUM_FEATURES - 1);
+  MatCSRKSetField(A, feature[feature], flg);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -775,39 +667,6 @@ PetscErrorCode MatCSRKSetCUDAKernel(Mat A, MatCSRKCUDAKernel kernel)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveEnum(A, kernel, 2);
   MatCSRKSetField(A, cuda_kernel, kernel);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*@
-  MatCSRKSetCUDAPinnedHalo - sets how the MPI product of `MATCSRKCUDA` exchanges the ghost values
-
-  Logically Collective
-
-  Input Parameters:
-+ A      - the matrix, of type `MATCSRKCUDA`
-- pinned - `PETSC_TRUE` (the default): its own exchange through pinned host buffers; `PETSC_FALSE`: MPIAIJ's `VecScatter`
-
-  Options Database Key:
-. -mat_csrk_cuda_halo_pinned <bool> - the exchange
-
-  Level: advanced
-
-  Notes:
-  `MatMult()` and `MatMultAdd()` of a `MATMPIAIJ` start the `VecScatter` of the ghost values, multiply the diagonal
-  block, and end the scatter. Without a CUDA-aware MPI (`-use_gpu_aware_mpi 0`) PETSc stages the scatter through
-  pageable host memory and waits for the device-to-host copy before the diagonal block's product is even queued. The
-  pinned exchange gathers the values to send on a high-priority stream into pinned host memory, queues the diagonal
-  block's product at once, and only then waits for the gathered values, sends them and copies the received ones back,
-  so the exchange runs beside the product. The transposed products always use the `VecScatter`. Results are the same
-  either way. A no-op on other types and on one process.
-
-.seealso: `MATCSRKCUDA`, `MATMPIAIJ`
-@*/
-PetscErrorCode MatCSRKSetCUDAPinnedHalo(Mat A, PetscBool pinned)
-{
-  PetscFunctionBegin;
-  PetscValidLogicalCollectiveBool(A, pinned, 2);
-  MatCSRKSetField(A, cuda_halo_pinned, pinned);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

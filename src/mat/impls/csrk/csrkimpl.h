@@ -31,16 +31,10 @@ typedef struct {
   PetscInt        ssr_size; /* super-rows per super-super-row; PETSC_DECIDE: from the tuning rule */
   MatCSRKOrdering ordering;
   PetscInt        nthreads; /* PETSC_DECIDE: MatCSRKDefaultThreads() (one, unless OMP_NUM_THREADS is set) */
-  PetscBool       compress; /* column indices stored as small offsets where they fit */
-  PetscBool       patterns; /* with compress: a row-pattern number per row instead of indices where the rows allow (CPU) */
-  PetscBool       slices;   /* with patterns: runs of rows with one pattern multiplied a row per vector lane (CPU) */
-  PetscBool       nodes;    /* one thread, rows in their own order: consecutive rows with one column list multiplied together (CPU) */
-  PetscBool       values;   /* with slices (one thread): slices whose rows repeat one list of values keep it once (CPU) */
+  PetscBool       feature[MAT_CSRK_NUM_FEATURES]; /* MatCSRKSetFeature(), indexed by MatCSRKFeature */
   MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
   MatCSRKTarget   target;   /* set by the type: the CUDA types' host structure is the GPU's (the build reads it through its plan) */
-  /* CUDA type */
-  MatCSRKCUDAKernel cuda_kernel;
-  PetscBool         cuda_halo_pinned; /* MPI product: its own halo exchange through pinned host buffers (else VecScatter) */
+  MatCSRKCUDAKernel cuda_kernel; /* CUDA type */
 } MatCSRKOptions;
 
 /* The CSR-k structure of one sequential block: the copy the kernels stream through.
@@ -138,6 +132,7 @@ struct _n_MatCSRKVariant {
 PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
 PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, MatCSRKFill *, MatCSRKPlan *);
+PETSC_INTERN PetscBool      MatCSRKPlanOneThreadSlices(const MatCSRKOptions *);
 PETSC_INTERN void           MatCSRKPlanIndices(const MatCSRKStructure *, const PetscInt *, MatCSRKPlan *);
 PETSC_INTERN PetscErrorCode MatCSRKPlanBuild(Mat, MatCSRKPlan *, MatCSRKStructure *);
 PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
@@ -198,7 +193,7 @@ typedef struct {
   MatCSRKOptions opt;
   PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
   MatCSRKCOO     coo;  /* CUDA type: the COO assembly of MATMPIAIJ */
-  /* CUDA type: the product's own halo exchange (opt.cuda_halo_pinned) and its ghost vector, made for the nonzero
+  /* CUDA type: the product's own halo exchange (MAT_CSRK_CUDA_HALO_PINNED) and its ghost vector, made for the nonzero
      state halostate */
   void            *halo;
   Vec              ghost;

@@ -13,7 +13,7 @@
    column indices and values of the node CSRK_NODE_AHEAD nodes ahead are prefetched by hand (docs/experiments/nodeloop.c
    measures the distance).
 
-   Value lists (MatCSRKSetRowValues()): a finite-element operator assembled from one element matrix on a uniform mesh
+   Value lists (MAT_CSRK_ROW_VALUES): a finite-element operator assembled from one element matrix on a uniform mesh
    (3D elasticity with one material) gives every interior mesh point the same values, bit for bit. A node whose values
    are an earlier node's multiplies those instead of its own (st->nodesrc): the few distinct lists stay in the cache,
    and such a node streams its column indices, x and y, not its values (8 of the 12 bytes per nonzero). The products
@@ -211,7 +211,7 @@ static void CSRKNodesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, P
 /* one thread over column indices (natural order, or a reordered copy's renumbered rows), no patterns */
 static PetscBool CSRKNodesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
-  return (PetscBool)(st->nthreads == 1 && plan->opt->nodes && !st->rowpat && (st->colidx || st->coloff));
+  return (PetscBool)(st->nthreads == 1 && plan->opt->feature[MAT_CSRK_ROW_NODES] && !st->rowpat && (st->colidx || st->coloff));
 }
 
 static PetscErrorCode CSRKNodesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
@@ -222,7 +222,7 @@ static PetscErrorCode CSRKNodesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
-  if (st->nodesz && plan->opt->values) PetscCall(MatCSRKStructureFindNodeValues(st));
+  if (st->nodesz && plan->opt->feature[MAT_CSRK_ROW_VALUES]) PetscCall(MatCSRKStructureFindNodeValues(st));
   PetscCall(PetscTime(&t1));
   PetscCall(PetscInfo(A, "Row nodes: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of 2 to %d rows with one column list%s, %" PetscInt_FMT " rows multiply an earlier node's values (%g s)\n", nnoderows, st->m, CSRK_NODE_MAX, st->nodesz ? ", multiplied together" : "; too few, not used", st->nodesrc ? st->nvalued : 0, t1 - t0));
   *built = (PetscBool)!!st->nodesz;

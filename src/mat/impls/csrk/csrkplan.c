@@ -22,6 +22,15 @@ void MatCSRKPlanBegin(const MatCSRKOptions *opt, MatCSRKFill *fill, MatCSRKPlan 
   *plan = (MatCSRKPlan){.opt = opt, .cpu = (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU), .fill = fill};
 }
 
+/* MatCSRKPlanOneThreadSlices - whether one thread in the natural order reads row patterns: only to make row slices over
+   AIJ's own arrays, which the set-up budget fills a part at a product (its estimate of a build's cost asks this too) */
+PetscBool MatCSRKPlanOneThreadSlices(const MatCSRKOptions *opt)
+{
+  const PetscBool *on = opt->feature;
+
+  return (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU && on[MAT_CSRK_COMPRESS_INDICES] && on[MAT_CSRK_ROW_PATTERNS] && on[MAT_CSRK_ROW_SLICES] && MatCSRKShareNatural(1));
+}
+
 /*
   MatCSRKPlanIndices - how the CPU kernels may read the column indices, decided before the arrays are filled: 16-bit
   offsets and row patterns save bytes where the threads together are bound by the memory; one thread in the natural
@@ -31,12 +40,12 @@ void MatCSRKPlanBegin(const MatCSRKOptions *opt, MatCSRKFill *fill, MatCSRKPlan 
 */
 void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKPlan *plan)
 {
-  const MatCSRKOptions *opt = plan->opt;
+  const PetscBool *on = plan->opt->feature;
 
   plan->aj        = aj;
   plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(opt->compress && plan->cpu && !plan->onethread);
-  plan->patterns  = (PetscBool)(opt->patterns && (plan->compress || (plan->onethread && st->shared && opt->compress && opt->slices && plan->cpu)));
+  plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && plan->cpu && !plan->onethread);
+  plan->patterns  = (PetscBool)(on[MAT_CSRK_ROW_PATTERNS] && (plan->compress || (plan->onethread && MatCSRKPlanOneThreadSlices(plan->opt))));
   /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
      takes the search at once, which finds nothing) */
   if (!(plan->patterns && plan->onethread && st->nnz > 0)) plan->fill = NULL;

@@ -157,7 +157,7 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
   rows    = PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
   nsliced = CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE);
   if (2 * nsliced >= rows) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sp->opt.nodes) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
+  if (sp->opt.feature[MAT_CSRK_ROW_NODES]) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
   b->noslices = PETSC_TRUE;
   /* where AIJ runs its inode kernel, the loop without nodes is another kernel, which the comparison after the build
      judges (-mat_csrk_row_nodes 0) */
@@ -429,19 +429,19 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
     PetscInt       nz = 0;
 
     if (opt.ordering == MAT_CSRK_ORDERING_AUTO && !CSRKEager(sp)) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
-    if (b->noslices) opt.slices = PETSC_FALSE;
+    if (b->noslices) opt.feature[MAT_CSRK_ROW_SLICES] = PETSC_FALSE;
     /* the shortest wait (the build floor included), before the nonzero count, a lookup, is asked for */
     if (CSRKBudgetBuildWaits(sp, PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKNonzeros(A, &nz));
     if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
     else if (MatCSRKKernelThreads(&opt, nz) > 1) cost = CSRK_BUILD_PRODUCTS;
-    else if (opt.slices && opt.patterns && opt.compress && MatCSRKShareNatural(1)) cost = CSRK_PARTS_PRODUCTS;
+    else if (MatCSRKPlanOneThreadSlices(&opt)) cost = CSRK_PARTS_PRODUCTS;
     else cost = CSRK_ONE_PRODUCTS;
     if (CSRKBudgetBuildWaits(sp, cost)) PetscFunctionReturn(PETSC_SUCCESS);
     if (cost == CSRK_PARTS_PRODUCTS && nz > 0 && !CSRKEager(sp)) {
       PetscCall(CSRKBudgetProbe(A, sp));
       if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
-      if (b->noslices) opt.slices = PETSC_FALSE;
+      if (b->noslices) opt.feature[MAT_CSRK_ROW_SLICES] = PETSC_FALSE;
     }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */

@@ -365,7 +365,7 @@ static void CSRKSlicesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, 
 /* with row patterns: on one thread in the natural order they are searched for only for the slices */
 static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
-  return (PetscBool)(plan->patterns && plan->opt->slices);
+  return (PetscBool)(plan->patterns && plan->opt->feature[MAT_CSRK_ROW_SLICES]);
 }
 
 /* Row slices where at least half of the rows make them (counted before anything is allocated), with value lists on
@@ -388,7 +388,7 @@ static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure
   if (plan->fill || 2 * nsliced >= st->m) {
     PetscCall(PetscMalloc1(st->nnz, &st->sval));
     if (st->nthreads == 1 && !plan->fill) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
-    if (plan->opt->values && st->nthreads == 1) {
+    if (plan->opt->feature[MAT_CSRK_ROW_VALUES] && st->nthreads == 1) {
       PetscCall(PetscNew(&st->rowvals));
       st->rowvals->last = -1;
     }

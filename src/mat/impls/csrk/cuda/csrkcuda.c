@@ -16,7 +16,7 @@ static Mat_SeqCSRKCUDA *MatSeqCSRKCUDAGetData(Mat A)
 /* the options that shape the device layout */
 static PetscBool MatSeqCSRKCUDAOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->compress == b->compress && a->patterns == b->patterns && a->cuda_kernel == b->cuda_kernel);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->feature[MAT_CSRK_COMPRESS_INDICES] == b->feature[MAT_CSRK_COMPRESS_INDICES] && a->feature[MAT_CSRK_ROW_PATTERNS] == b->feature[MAT_CSRK_ROW_PATTERNS] && a->cuda_kernel == b->cuda_kernel);
 }
 
 /* A->offloadmask as aijcusparse keeps it: UNALLOCATED while no device copy matches the pattern and the options, CPU
@@ -501,10 +501,10 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
    Options Database Keys:
 +  -mat_type csrkcuda - selects the type, with `-vec_type cuda` (or `-dm_mat_type csrkcuda -dm_vec_type cuda` for DM programs)
 .  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block> - the kernel, see `MatCSRKSetCUDAKernel()`
-.  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetCUDAPinnedHalo()`
+.  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetFeature()`
 .  -mat_csrk_k <1,2,3> - levels of the device copy (3 by default), see `MatCSRKSetLevels()` and the note on levels
 .  -mat_csrk_sr_size <n> - rows per super-row, 0 for the GPU model's, see `MatCSRKSetSizes()`
--  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetRowPatterns()`
+-  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetFeature()`
 
    Level: beginner
 

@@ -104,7 +104,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   if (!st->forced && (d->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKBlockFindNodes(d, stream));
   b       = (CSRKBlock *)d->data;
-  offsets = (PetscBool)(opt->compress && b->span < 65536);
+  offsets = (PetscBool)(opt->feature[MAT_CSRK_COMPRESS_INDICES] && b->span < 65536);
   if (!st->forced && !((PetscReal)b->noderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && CSRKBlockBytes(d, offsets) < csrbytes)) {
     PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", b->noderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, CSRKBlockBytes(d, offsets) / 1048576.0, csrbytes / 1048576.0));
     PetscCall(CSRKBlockDestroy(d));

@@ -77,7 +77,7 @@ static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)xx, &dev, VECMPICUDA, VECSEQCUDA, ""));
   if (dev) PetscCall(PetscObjectTypeCompareAny((PetscObject)zz, &dev, VECMPICUDA, VECSEQCUDA, ""));
-  if (!dev || !sp->opt.cuda_halo_pinned || A->boundtocpu || Ad->boundtocpu || Ao->boundtocpu) {
+  if (!dev || !sp->opt.feature[MAT_CSRK_CUDA_HALO_PINNED] || A->boundtocpu || Ad->boundtocpu || Ao->boundtocpu) {
     PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
     if (yy) PetscCall((*base->multadd)(A, xx, yy, zz));
     else PetscCall((*base->mult)(A, xx, zz));
@@ -274,7 +274,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
    high-priority stream, started before the diagonal block's product so that it runs beside it; this needs no
    CUDA-aware MPI. The transposed products use MPIAIJ's VecScatter.
 
-   Options Database Keys: those of `MATCSRKCUDA`, `-mat_csrk_cuda_halo_pinned` among them (`MatCSRKSetCUDAPinnedHalo()`)
+   Options Database Keys: those of `MATCSRKCUDA`, `-mat_csrk_cuda_halo_pinned` among them (`MatCSRKSetFeature()`)
 
    Level: beginner
 

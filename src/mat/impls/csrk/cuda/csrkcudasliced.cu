@@ -149,7 +149,7 @@ __global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const
   }
 }
 
-/* The sliced kernel over row patterns (MatCSRKSetRowPatterns()): the offsets from the diagonal of row r are pattern
+/* The sliced kernel over row patterns (MAT_CSRK_ROW_PATTERNS): the offsets from the diagonal of row r are pattern
    rowpat[r] of a small dictionary that the warps read through the L1 cache, where the 32 rows of a super-row of a
    stencil mostly share one pattern (a broadcast). No column index or row pointer is read: 2 bytes per row instead of
    4 per entry (plain columns) plus 4 of row pointer. BATCHED: loads in batches of CSRK_SLICED_BATCH entries (rows
@@ -345,7 +345,7 @@ PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt
 
   PetscFunctionBegin;
   st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && st->cv <= CSRK_GPU_SLICED_MAX_CV && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz));
-  if (st->sliced && opt->compress && opt->patterns) PetscCall(CSRKFindPatterns(A, d, bytes, stream));
+  if (st->sliced && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
