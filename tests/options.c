@@ -5,7 +5,8 @@ static const char help[] = "A matrix made the usual way (MatCreate, MatSetFromOp
                            "  -dof <d>                d unknowns per grid point, coupled (default 1)\n"
                            "  -convert <initial|inplace>  instead: assemble as aij, then MatConvert() to csrk without MatSetFromOptions()\n"
                            "  -prefix <p>             options prefix of the matrix\n"
-                           "  -expect_k <k>           fail unless the structure in effect has k levels\n";
+                           "  -expect_k <k>           fail unless the structure in effect has k levels\n"
+                           "  -set_feature <f>        call MatCSRKSetFeature(A, f, PETSC_FALSE) before the product (a bad f must be an error)\n";
 
 #include <petsccsrk.h>
 
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
     PetscCall(MatSetFromOptions(A));
     PetscCall(Fill(A, n, dof));
   }
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-set_feature", &k, &set));
+  if (set) PetscCall(MatCSRKSetFeature(A, (MatCSRKFeature)k, PETSC_FALSE));
   PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
   PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, n * n * dof, n * n * dof));
   PetscCall(MatSetType(B, MATAIJ));

@@ -245,6 +245,8 @@ run_grep "one thread per rank by default" ", 1 OpenMP thread" env -u OMP_NUM_THR
 run_grep "OMP_NUM_THREADS=2 asks for two threads" " 2 OpenMP threads" env OMP_NUM_THREADS=2 "$build/tests/options" -mat_type csrk -n 100 -mat_view ::ascii_info
 run_grep "-mat_csrk_threads 2 without OMP_NUM_THREADS" " 2 OpenMP threads" env -u OMP_NUM_THREADS "$build/tests/options" -mat_type csrk -n 100 -mat_csrk_threads 2 -mat_view ::ascii_info
 run_grep "-mat_csrk_threads 1 with OMP_NUM_THREADS=2" ", 1 OpenMP thread" env OMP_NUM_THREADS=2 "$build/tests/options" -mat_type csrk -n 100 -mat_csrk_threads 1 -mat_view ::ascii_info
+run_error "MatCSRKSetFeature() with a value beyond MatCSRKFeature" "Unknown CSR-k feature 6" "$build/tests/options" -mat_type csrk -set_feature 6
+run_grep "MatCSRKSetFeature(A, MAT_CSRK_ROW_NODES, PETSC_FALSE) on an assembled matrix: the product agrees" "seqaijcsrk: k 2" "$build/tests/options" -mat_type csrk -dof 3 -set_feature 4
 run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetFeature" "$build/tests/options" -mat_type csrk -help
 run_grep "row patterns reported by -mat_view ::ascii_info" "column indices: row patterns ([0-9]* distinct rows)" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
 run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16-bit offsets from the diagonal" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
