@@ -15,7 +15,8 @@
 # DMPlex tutorials assemble on PETSc's tetrahedral mesh file, refined in parallel and saved with -ksp_view_mat, in
 # the tutorial's numbering and randomly renumbered (tutorials/permbin), and on the generated problems fem3d and
 # femelast3d (src/mat/utils/problems.c):
-#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3)
+#   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3); FEM_REFINE=5 refines once more
+#                      (P1: about 3 M rows; with a FEM_DIR of its own, since the matrices are kept by name)
 #   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
 #                      refinement takes minutes)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
@@ -61,11 +62,11 @@ if [ "$mode" = gpu ]; then
   types=${TYPES:-aijcusparse sellcuda csrkcuda}
   vec="-dm_vec_type cuda"
   # sizes as in the issue that set the targets (H100/H200)
-  ex45n=${EX45_N:-256} ex45its=${EX45_ITS:-300} bkn=150 ex5n=2048 ex19n=513 ex56ne=39 femref=4 femgen=100,56
+  ex45n=${EX45_N:-256} ex45its=${EX45_ITS:-300} bkn=150 ex5n=2048 ex19n=513 ex56ne=39 femref=${FEM_REFINE:-4} femgen=100,56
 else
   types=${TYPES:-aij sell csrk}
   vec=""
-  ex45n=${EX45_N:-160} ex45its=${EX45_ITS:-200} bkn=100 ex5n=1024 ex19n=257 ex56ne=47 femref=4 femgen=100,56
+  ex45n=${EX45_N:-160} ex45its=${EX45_ITS:-200} bkn=100 ex5n=1024 ex19n=257 ex56ne=47 femref=${FEM_REFINE:-4} femgen=100,56
   if [ "${APPS_SIZE:-}" = small ]; then ex45n=${EX45_N:-96} ex45its=200 bkn=60 ex5n=512 ex19n=129 ex56ne=23 femgen=80,40; fi
 fi
 ex45nz=${EX45_NZ:-$ex45n}
