@@ -427,17 +427,18 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
     MatCSRKOptions opt = sp->opt;
     PetscReal      cost;
     PetscBool      parts;
-    PetscInt       nz = 0;
+    PetscInt       nz = 0, threads;
 
     if (opt.ordering == MAT_CSRK_ORDERING_AUTO && !CSRKEager(sp)) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
     if (b->noslices) opt.feature[MAT_CSRK_ROW_SLICES] = PETSC_FALSE;
     /* the shortest wait (the build floor included), before the nonzero count, a lookup, is asked for */
     if (CSRKBudgetBuildWaits(sp, PetscMin(CSRK_ONE_PRODUCTS, CSRK_PARTS_PRODUCTS))) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKNonzeros(A, &nz));
+    threads = MatCSRKKernelThreads(&opt, nz);
     /* one thread in the natural order: whether the plan fills row slices by parts (they are probed first) */
-    parts = (PetscBool)(opt.ordering == MAT_CSRK_ORDERING_NATURAL && MatCSRKKernelThreads(&opt, nz) == 1 && MatCSRKPlanOneThreadSlices(&opt));
+    parts = (PetscBool)(opt.ordering == MAT_CSRK_ORDERING_NATURAL && threads == 1 && MatCSRKPlanOneThreadSlices(&opt));
     if (opt.ordering != MAT_CSRK_ORDERING_NATURAL) cost = CSRK_REORDER_PRODUCTS;
-    else if (MatCSRKKernelThreads(&opt, nz) > 1) cost = CSRK_BUILD_PRODUCTS;
+    else if (threads > 1) cost = CSRK_BUILD_PRODUCTS;
     else cost = parts ? CSRK_PARTS_PRODUCTS : CSRK_ONE_PRODUCTS;
     if (CSRKBudgetBuildWaits(sp, cost)) PetscFunctionReturn(PETSC_SUCCESS);
     if (parts && nz > 0 && !CSRKEager(sp)) {

@@ -13,9 +13,8 @@
 
 /* The variants in the order the auto rule tries them (the rule of docs/tuning.md, constant-time in the row
    statistics): the block kernel where the rows have no row patterns but nodes, the sliced kernel for rows of nearly
-   equal length, then for irregular rows the merge kernel and the stream
-   kernel, and the vector kernel (a thread per row, the scalar kernel, for short rows) where nothing else
-   applies. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar: the vector entry's). */
+   equal length, then for irregular rows the merge kernel and the stream kernel, and the vector kernel (a thread per
+   row, the scalar kernel, for short rows) where nothing else applies. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar: the vector entry's). */
 static const CSRKVariant *const CSRKPlanTable[] = {&CSRKVariantBlock, &CSRKVariantSliced, &CSRKVariantMerge, &CSRKVariantStream, &CSRKVariantVector};
 
 /* row-length statistics of a row pointer, accumulated with integer atomics (exact, so the choice is reproducible);
