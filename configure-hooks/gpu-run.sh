@@ -128,6 +128,9 @@ case " $phases " in *" test "* | *" test-kernels "*)
     run_info "parity sliced, patterns off: $pr" "set up on the device: kernel sliced" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   done
   run_info "parity sliced, auto on a stencil" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
+  # unstructured rows of nearly equal length without row patterns: auto times the sliced kernel against the stream kernel
+  run_info "parity auto on unstructured rows: sliced timed against stream" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
+  run_info "parity auto on unstructured rows, renumbered: timed" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -permute 1 -ctype csrkcuda
   run_info "parity sliced, too many patterns (random)" "do not fit the dictionary" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run_info "parity sliced, too many patterns (scrambled 27-point)" "do not fit the dictionary" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run "parity sliced, rectangular" 1 "$build/tests/parity" -problem randrect -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced

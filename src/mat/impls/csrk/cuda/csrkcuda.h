@@ -87,9 +87,16 @@ typedef struct {
    allocates are counted); the refresh of its layout from values uploaded to v (NULL: the kernel reads the CSR values,
    where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); the scaling of values of its
    own (NULL: it reads the CSR values); a phrase for the view; and the freeing of its layout (a candidate that its rule
-   declines frees what it made) */
+   declines frees what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*); and the
+   entry timed against it at set-up under auto, where both rules hold and no statistic of the rows tells them apart */
+  #define CSRK_CSR_ROWPTR 1u
+  #define CSRK_CSR_COLIDX 2u
+  #define CSRK_CSR_VAL    4u
+  #define CSRK_CSR_ALL    7u
 typedef struct _n_CSRKVariant {
   MatCSRKCUDAKernel kernel;
+  unsigned          csr;
+  const struct _n_CSRKVariant *rival;
   PetscErrorCode (*setup)(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
   PetscErrorCode (*refresh)(CSRKDevice *, const PetscScalar *, cudaStream_t);
   PetscErrorCode (*mult)(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);

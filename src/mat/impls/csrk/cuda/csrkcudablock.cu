@@ -4,8 +4,8 @@
    (a 16-bit offset from the node's smallest column where every node spans fewer than 65536 columns, else 32-bit), the
    values in CSR order (node-major, row-major inside a node), so that a refresh is the plain upload of the CSR kernels
    and every load of a sub-warp (a node) is coalesced. Nodes are found on the device from the uploaded CSR arrays (a
-   row starts a run where its column list differs from the previous row's); the CSR columns and row pointers are then
-   freed. The h sums of a node are reduced with shuffles in a fixed order, so the results are the same run to run.
+   row starts a run where its column list differs from the previous row's); the plan then frees the CSR columns and row
+   pointers. The h sums of a node are reduced with shuffles in a fixed order, so the results are the same run to run.
 */
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
@@ -88,7 +88,7 @@ static size_t CSRKBlockBytes(const CSRKDevice *d, PetscBool offsets)
   return sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1) + (offsets ? sizeof(uint16_t) : sizeof(CSRKIdx)) * (size_t)PetscMax(b->colent, 1) + (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(b->nnodes + 1);
 }
 
-/* The block layout from the nodes: the node columns, the launch shape; the CSR columns and row pointers are freed.
+/* The block layout from the nodes: the node columns, the launch shape (the kernel reads the CSR values only).
    Auto takes it where the sliced kernel has no row patterns, most rows are non-empty, none is a long row (a node is
    one sub-warp's), at least CSRK_BLOCK_MIN_NODE_ROWS of the rows lie in nodes of two or more rows, and the layout
    takes less device memory than the CSR arrays (aijcusparse's) */
@@ -121,10 +121,6 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   }
   PetscCallCUDA(cudaGetLastError());
   *bytes += (offsets ? 4 : 3) * sizeof(CSRKIdx) * (size_t)(b->nnodes + 1);
-  /* the kernel, the diagonal and the value refresh read neither the CSR columns nor the row pointers */
-  CSRKCudaFree(d->colidx);
-  CSRKCudaFree(d->rowptr);
-  *bytes -= sizeof(CSRKIdx) * ((size_t)PetscMax(d->nnz, 1) + (size_t)d->m + 1);
   d->kernel = MAT_CSRK_CUDA_KERNEL_BLOCK;
   /* lanes per node from the mean columns per node (a few columns per lane, so that a warp holds several nodes and
      the tail of a node idles few lanes); -mat_csrk_sr_size sets them */
@@ -202,4 +198,4 @@ static void CSRKBlockView(const CSRKDevice *d, char *buf, size_t len)
   snprintf(buf, len, "%" PetscInt_FMT " nodes of up to %d rows with one column list (%" PetscInt_FMT " rows in nodes of two or more), a column index per node entry as %s, %" PetscInt_FMT " lanes per node", b->nnodes, CSRK_BLOCK_NODE_MAX, b->noderows, b->off ? "16-bit offsets" : "32-bit columns", d->width);
 }
 
-const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, CSRKBlockDestroy};
+const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRK_CSR_VAL, NULL, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, CSRKBlockDestroy};

@@ -410,5 +410,5 @@ static PetscErrorCode CSRKRowsDestroy(CSRKDevice *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
-const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, NULL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, NULL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};

@@ -91,4 +91,4 @@ static PetscErrorCode CSRKMergeDestroy(CSRKDevice *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, CSRKMergeDestroy};
+const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRK_CSR_ALL, NULL, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, CSRKMergeDestroy};

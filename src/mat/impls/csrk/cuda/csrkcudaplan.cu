@@ -10,6 +10,7 @@
 #include "csrkcudautil.cuh"
 
 #define CSRK_TRANSPOSE_ROWS_PER_BLOCK 32
+#define CSRK_PLAN_TIMINGS             5 /* products of each candidate a timed choice takes the best of */
 
 /* The variants in the order the auto rule tries them (the rule of docs/tuning.md, constant-time in the row
    statistics): the block kernel where the rows have no row patterns but nodes, the sliced kernel for rows of nearly
@@ -188,12 +189,106 @@ PetscErrorCode CSRKPlanFits(CSRKDevice *d, CSRKPlanStats *st, PetscBool *fits, c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the row grouping of the GPU size rule (tuning.c) for the kernel asked (auto: for irregular rows) */
+static void CSRKPlanSizes(CSRKDevice *d, MatCSRKCUDAKernel kernel, const MatCSRKOptions *opt)
+{
+  MatCSRKGPUSizes(kernel, PETSC_FALSE, d->mean, &d->sr, &d->ssr);
+  if (opt->sr_size > 0) d->sr = opt->sr_size;
+  if (opt->ssr_size > 0) d->ssr = opt->ssr_size;
+  if (opt->k < 3) d->ssr = 1;
+}
+
+/* the best of CSRK_PLAN_TIMINGS products of each of the n layouts dv[] (x zeros: the same traffic as any x),
+   interleaved so that a change of clocks meets them alike */
+static PetscErrorCode CSRKPlanTime(PetscInt n, CSRKDevice *const dv[], PetscReal t[], cudaStream_t stream)
+{
+  PetscScalar *x, *y;
+  cudaEvent_t  e[2];
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScratch(&x, dv[0]->n, stream));
+  PetscCall(CSRKScratch(&y, dv[0]->m, stream));
+  PetscCallCUDA(cudaMemsetAsync(x, 0, sizeof(PetscScalar) * (size_t)PetscMax(dv[0]->n, 1), stream));
+  PetscCallCUDA(cudaEventCreate(&e[0]));
+  PetscCallCUDA(cudaEventCreate(&e[1]));
+  for (PetscInt i = 0; i < n; i++) {
+    t[i] = PETSC_MAX_REAL;
+    PetscCall((*dv[i]->plan->mult)(dv[i], x, NULL, y, stream)); /* first touch of its layout */
+  }
+  for (int k = 0; k < CSRK_PLAN_TIMINGS; k++) {
+    for (PetscInt i = 0; i < n; i++) {
+      float ms;
+
+      PetscCallCUDA(cudaEventRecord(e[0], stream));
+      PetscCall((*dv[i]->plan->mult)(dv[i], x, NULL, y, stream));
+      PetscCallCUDA(cudaEventRecord(e[1], stream));
+      PetscCallCUDA(cudaEventSynchronize(e[1]));
+      PetscCallCUDA(cudaEventElapsedTime(&ms, e[0], e[1]));
+      t[i] = PetscMin(t[i], 1e-3 * ms);
+    }
+  }
+  PetscCallCUDA(cudaEventDestroy(e[0]));
+  PetscCallCUDA(cudaEventDestroy(e[1]));
+  CSRKScratchFree(x, stream);
+  CSRKScratchFree(y, stream);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the layout of d, without the CSR arrays it shares with others */
+static PetscErrorCode CSRKPlanDrop(CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  if (d->data) PetscCall((*d->plan->destroy)(d));
+  CSRKCudaFree(d->unitptr);
+  CSRKCudaFree(d->srptr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The rival of the chosen entry (its own layout beside d's, over the same CSR arrays and from the same row grouping
+   base) set up under its rule and timed against d: the faster stays in d. The sliced kernel over plain columns and
+   the stream kernel gather x by 32 rows at a step and along the rows: which is faster depends on how the numbering
+   places the columns of neighbouring rows, which no statistic of the row lengths tells (docs/tuning.md) */
+static PetscErrorCode CSRKPlanRival(Mat A, CSRKDevice *d, const CSRKDevice *base, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, size_t b0, cudaStream_t stream)
+{
+  CSRKDevice *r, *dv[2];
+  size_t      rbytes = 0;
+  PetscReal   t[2];
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&r));
+  *r      = *base;
+  r->plan = d->plan->rival;
+  CSRKPlanSizes(r, r->plan->kernel, opt); /* the rival's sizes for these rows, which the auto sizes are not */
+  st->maxu = -1;
+  PetscCall((*r->plan->setup)(A, r, opt, st, &rbytes, stream));
+  if (r->kernel == MAT_CSRK_CUDA_KERNEL_AUTO) {
+    PetscCall(CSRKPlanDrop(r));
+    PetscCall(PetscFree(r));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  dv[0] = d;
+  dv[1] = r;
+  PetscCall(CSRKPlanTime(2, dv, t, stream));
+  PetscCall(PetscInfo(A, "Timed at set-up: %s kernel %g us, %s kernel %g us a product\n", MatCSRKCUDAKernels[d->kernel], 1e6 * t[0], MatCSRKCUDAKernels[r->kernel], 1e6 * t[1]));
+  if (t[1] < t[0]) {
+    PetscCall(CSRKPlanDrop(d));
+    *d     = *r;
+    *bytes = b0 + rbytes;
+  } else PetscCall(CSRKPlanDrop(r));
+  PetscCall(PetscFree(r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The plan of d: the row statistics, the row grouping of the GPU size rule (tuning.c; the sliced and block kernels
-   set their own), then the forced kernel's entry set up, or the first entry whose rule holds */
+   set their own), then the forced kernel's entry set up, or the first entry whose rule holds (timed against its rival
+   where it has one and the rows have no row patterns, which the sliced kernel is known to run best); last, the CSR
+   arrays the plan does not read are freed */
 static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, const CSRKRowStats *rs, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR ? MAT_CSRK_CUDA_KERNEL_VECTOR : opt->cuda_kernel;
   CSRKPlanStats           st;
+  CSRKDevice              base;
+  size_t                  b0;
 
   PetscFunctionBegin;
   d->mean        = d->m ? (PetscReal)d->nnz / d->m : 0;
@@ -204,17 +299,29 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   st.cv          = d->mean > 0 ? PetscSqrtReal(d->var) / d->mean : 0;
   st.pnnz        = (PetscInt64)rs->pnnz;
   st.maxu        = -1;
-  MatCSRKGPUSizes(opt->cuda_kernel, PETSC_FALSE, d->mean, &d->sr, &d->ssr);
-  if (opt->sr_size > 0) d->sr = opt->sr_size;
-  if (opt->ssr_size > 0) d->ssr = opt->ssr_size;
-  if (opt->k < 3) d->ssr = 1;
+  CSRKPlanSizes(d, opt->cuda_kernel, opt);
   PetscCall(CSRKSlicedPrepare(A, d, opt, &st, bytes, stream));
+  base = *d;
+  b0   = *bytes;
   for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable) && !d->plan; i++) {
     if (st.forced && CSRKPlanTable[i]->kernel != kern) continue;
     PetscCall((*CSRKPlanTable[i]->setup)(A, d, opt, &st, bytes, stream));
     if (d->kernel != MAT_CSRK_CUDA_KERNEL_AUTO) d->plan = CSRKPlanTable[i];
   }
   PetscCheck(d->plan, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No GPU kernel set up");
+  if (!st.forced && d->plan->rival && !d->npat) PetscCall(CSRKPlanRival(A, d, &base, opt, &st, bytes, b0, stream));
+  if (!(d->plan->csr & CSRK_CSR_ROWPTR)) {
+    CSRKCudaFree(d->rowptr);
+    *bytes -= sizeof(CSRKIdx) * ((size_t)d->m + 1);
+  }
+  if (!(d->plan->csr & CSRK_CSR_COLIDX)) {
+    CSRKCudaFree(d->colidx);
+    *bytes -= sizeof(CSRKIdx) * (size_t)PetscMax(d->nnz, 1);
+  }
+  if (!(d->plan->csr & CSRK_CSR_VAL)) {
+    CSRKCudaFree(d->val);
+    *bytes -= sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -309,8 +309,8 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The sliced storage: 32-row super-rows column by column, with the row patterns that CSRKFindPatterns() found (the CSR
-   columns and values are freed then: the kernels and the refresh need only the row pointers) or plain columns */
+/* The sliced storage: 32-row super-rows column by column, with the row patterns that CSRKFindPatterns() found or plain
+   columns (the kernels and the refresh need only the CSR row pointers: the plan frees the columns and values) */
 static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt nsr = (d->m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
@@ -329,10 +329,6 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
   }
   CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, d->colidx, d->val, sl->scol, sl->sval);
   PetscCallCUDA(cudaGetLastError());
-  /* the sliced kernels read neither the CSR columns nor the CSR values */
-  CSRKCudaFree(d->val);
-  CSRKCudaFree(d->colidx);
-  *bytes -= (sizeof(CSRKIdx) + sizeof(PetscScalar)) * (size_t)PetscMax(d->nnz, 1);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -446,4 +442,4 @@ static PetscErrorCode CSRKSlicedDestroy(CSRKDevice *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, CSRKSlicedDestroy};
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, &CSRKVariantStream, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, CSRKSlicedDestroy};
