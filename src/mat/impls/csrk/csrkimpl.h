@@ -6,6 +6,9 @@
 #include <petsc/private/matimpl.h>
 #include <stddef.h>
 #include <stdint.h>
+#if defined(_OPENMP)
+  #include <omp.h>
+#endif
 
 /* ---- PETSc version compatibility (3.18 .. newest) ---- */
 #if PETSC_VERSION_LT(3, 23, 0)
@@ -231,10 +234,9 @@ PETSC_INTERN PetscInt  MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
 PETSC_INTERN PetscBool MatCSRKShareNatural(PetscInt);
 
 /* structure */
-/* First and last+1 row owned by thread t (static schedule over the top-level units) */
-static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
+/* First and last+1 row of the top-level units [u0, u1) (rows, super-rows or super-super-rows) */
+static inline void CSRKUnitRows(const MatCSRKStructure *st, PetscInt u0, PetscInt u1, PetscInt *r0, PetscInt *r1)
 {
-  PetscInt u0 = st->tstart[t], u1 = st->tstart[t + 1];
   if (st->k == 1) {
     *r0 = u0;
     *r1 = u1;
@@ -245,6 +247,18 @@ static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscI
     *r0 = st->srptr[st->ssrptr[u0]];
     *r1 = st->srptr[st->ssrptr[u1]];
   }
+}
+/* The calling thread of a parallel region of the structure's threads: its number t, returned, and the first and
+   last+1 row it owns (static schedule over the top-level units) */
+static inline PetscInt CSRKThreadRows(const MatCSRKStructure *st, PetscInt *r0, PetscInt *r1)
+{
+#if defined(_OPENMP)
+  const PetscInt t = omp_get_thread_num();
+#else
+  const PetscInt t = 0;
+#endif
+  CSRKUnitRows(st, st->tstart[t], st->tstart[t + 1], r0, r1);
+  return t;
 }
 /* The loop nest of the k levels over the units of thread t (rows [r0, r1) for k = 1), with ROWS(R0, R1, OUT, ...) a
    row loop over a block of rows, out[r] = OUT */

@@ -28,9 +28,6 @@
 */
 #include "csrkimpl.h"
 #include <string.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 #if defined(__clang__)
   #pragma clang fp contract(off)
@@ -204,11 +201,7 @@ static PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt 
   #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total, nvalued)
 #endif
   {
-    PetscInt t = 0, r0, r1, q;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    PetscInt r0, r1, q, t = CSRKThreadRows(st, &r0, &r1);
     q = st->rowptr[r0];
     if (st->k == 1) total += CSRKSliceFillBlock(st, r0, r1, st->val, st->sval, &q, &nvalued);
     else {

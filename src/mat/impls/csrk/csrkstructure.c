@@ -9,9 +9,6 @@
 #include "csrkimpl.h"
 #include <string.h>
 #include <sys/mman.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 /*
   MatCSRKStructureAttach - points a structure that shares the AIJ arrays at them again (they move with some AIJ
@@ -50,16 +47,7 @@ static PetscErrorCode CSRKPartitionThreads(MatCSRKStructure *st)
     target = total * (PetscReal)t / (PetscReal)T;
     while (u < nunits && acc < target) {
       PetscInt r0, r1;
-      if (st->k == 1) {
-        r0 = u;
-        r1 = u + 1;
-      } else if (st->k == 2) {
-        r0 = st->srptr[u];
-        r1 = st->srptr[u + 1];
-      } else {
-        r0 = st->srptr[st->ssrptr[u]];
-        r1 = st->srptr[st->ssrptr[u + 1]];
-      }
+      CSRKUnitRows(st, u, u + 1, &r0, &r1);
       acc += (PetscReal)(st->rowptr[r1] - st->rowptr[r0]) + (PetscReal)(r1 - r0);
       u++;
     }
@@ -130,15 +118,12 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
   #pragma omp parallel num_threads((int)st->nthreads) reduction(max : bw)
 #endif
   {
-    PetscInt                t = 0, r0, r1;
+    PetscInt                r0, r1;
     const CSRKIdx *restrict perm = st->perm, *restrict rp = st->rowptr;
     CSRKIdx *restrict       cj = st->colidx, *restrict sp = st->srcptr;
     int16_t *restrict       co = st->coloff;
     PetscScalar *restrict   v = st->val, *restrict xw = st->xwork;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    CSRKThreadRows(st, &r0, &r1);
     if (!perm) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* empty blocks have no arrays */
       if (cj)                                                                                                   /* else 16-bit offsets only */
@@ -605,14 +590,11 @@ static PetscErrorCode CSRKGatherValues(Mat A, MatCSRKStructure *st)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
-    PetscInt                    t = 0, r0, r1;
+    PetscInt                    r0, r1;
     const CSRKIdx *restrict     rp = st->rowptr, *restrict sp = st->srcptr;
     const PetscScalar *restrict a  = aa;
     PetscScalar *restrict       v  = st->val;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    CSRKThreadRows(st, &r0, &r1);
     if (!sp) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
     } else {
