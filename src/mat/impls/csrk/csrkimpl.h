@@ -79,7 +79,6 @@ typedef struct _n_MatCSRKStructure {
   PetscInt        nthreads;
   PetscInt       *tstart;
   /* statistics */
-  PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
   PetscInt        bw_before, bw_after; /* -1: not computed (natural order, where the build does not need it) */
   PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;
@@ -213,7 +212,7 @@ PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const ch
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
 /* tuning */
-PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
 /* the auto GPU rule takes the sliced kernel for row lengths with a coefficient of variation up to this */
 #define CSRK_GPU_SLICED_MAX_CV 0.3

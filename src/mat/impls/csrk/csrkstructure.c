@@ -18,11 +18,10 @@ PetscErrorCode MatCSRKStructureAttach(Mat A, MatCSRKStructure *st)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
-  PetscMemType    mtype;
 
   PetscFunctionBegin;
   if (!st->shared) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k structure with a changed pattern");
   st->rowptr = (CSRKIdx *)ai;
   st->colidx = (CSRKIdx *)aj;
@@ -234,16 +233,6 @@ static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Fastest of a few timed products with the current setting of st (one product first, untimed) */
-static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
-{
-  PetscFunctionBegin;
-  *best = PETSC_MAX_REAL;
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
-  PetscCall(CSRKBestOf(st, x, y, reps, best));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 #define CSRK_CONFIRM_ROUNDS 2
 #define CSRK_CONFIRM_BLOCK  2e-3 /* seconds of products per candidate and round */
 #define CSRK_CONFIRM_MAXREP 50
@@ -262,7 +251,7 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   MatCSRKOptions    nopt = *opt;
   MatCSRKStructure *nat;
   PetscScalar      *x, *y;
-  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first;
+  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first = PETSC_MAX_REAL;
   PetscInt          reps, round;
 
   PetscFunctionBegin;
@@ -270,7 +259,8 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   PetscCall(MatCSRKStructureBuild(A, &nopt, NULL, (*st)->bw_before, &nat)); /* timed whole, its slices filled */
   PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  PetscCall(CSRKTimeProducts(*st, x, y, 1, &first)); /* its untimed product first touches y and starts the threads */
+  PetscCall(MatCSRKMultKernel(*st, x, NULL, y)); /* untimed: it first touches y and starts the threads */
+  PetscCall(CSRKBestOf(*st, x, y, 1, &first));
   reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
   for (round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
     PetscCall(CSRKBestOf(*st, x, y, reps, &tr));
@@ -349,7 +339,7 @@ static PetscErrorCode CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *
 
   PetscFunctionBegin;
   if (!plan->cpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
-  else PetscCall(MatCSRKChooseSizes(st->k, st->m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
+  else PetscCall(MatCSRKChooseSizes(st->k, st->m, bs, st->nthreads, &st->sr_size, &st->ssr_size));
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -379,7 +369,6 @@ static PetscErrorCode CSRKOrder(Mat A, MatCSRKStructure *st, PetscInt bs, const 
     (*groupptr)[0] = 0;
     (*groupptr)[1] = m;
   }
-  st->ngroups = *ngroups;
   if (!perm) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMalloc1(m, &st->perm));
   PetscCall(PetscMalloc1(m, iperm));
@@ -448,14 +437,12 @@ static PetscErrorCode CSRKRowPointers(Mat A, MatCSRKStructure *st, const PetscIn
 PetscErrorCode MatCSRKStructureComputeBandwidth(Mat A, MatCSRKStructure *st)
 {
   const PetscInt *ai, *aj;
-  PetscScalar    *aa;
-  PetscMemType    mtype;
   PetscReal       dist;
 
   PetscFunctionBegin;
   if (st->bw_before >= 0) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(!st->perm, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A reordered structure knows its bandwidth from its build");
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
   MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
   st->bw_after = st->bw_before;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -512,7 +499,6 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   MatCSRKStructure *st;
   const PetscInt   *ai, *aj;
   PetscScalar      *aa;
-  PetscMemType      mtype;
   PetscInt          m, n, bs, ngroups, *groupptr;
   CSRKIdx          *iperm;
   MatCSRKPlan       plan;
@@ -526,7 +512,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(MatGetSize(A, &m, &n));
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   PetscCheck(m <= CSRK_IDX_MAX && n <= CSRK_IDX_MAX && ai[m] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
              "CSR-k block of %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros exceeds the 32-bit local indices of the kernels; use more MPI ranks", m, n, ai[m]);
   PetscCall(PetscNew(&st));
@@ -578,13 +564,12 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
    places and one row at a time would wait for each. Contiguous writes, no allocation. */
 static PetscErrorCode CSRKGatherValues(Mat A, MatCSRKStructure *st)
 {
-  const PetscInt *ai, *aj;
+  const PetscInt *ai;
   PetscScalar    *aa;
-  PetscMemType    mtype;
   const PetscInt  ahead = CSRKPrefetchRows(st);
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, &aa, NULL));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k value refresh with a changed pattern");
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)

@@ -17,12 +17,11 @@
 #define CSRK_CPU_SSR3       8
 #define CSRK_UNITS_PER_THREAD 8
 
-PetscErrorCode MatCSRKChooseSizes(PetscInt k, PetscInt m, PetscInt nnz, PetscInt bs, PetscInt nthreads, PetscInt *sr, PetscInt *ssr)
+PetscErrorCode MatCSRKChooseSizes(PetscInt k, PetscInt m, PetscInt bs, PetscInt nthreads, PetscInt *sr, PetscInt *ssr)
 {
   PetscInt cap = m / (CSRK_UNITS_PER_THREAD * PetscMax(nthreads, 1));
 
   PetscFunctionBegin;
-  (void)nnz;
   bs = PetscMax(bs, 1);
   if (k <= 2) {
     *sr  = PetscMin(CSRK_CPU_SR2, PetscMax(cap, 1));

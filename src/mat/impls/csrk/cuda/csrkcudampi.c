@@ -141,13 +141,11 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscCall(MatHasCongruentLayouts(A, &cong));
   if (cong && Ad && A->assembled) {
     const PetscInt *ai, *aj;
-    PetscScalar    *aa;
-    PetscMemType    mt;
     PetscInt        m;
 
     /* the columns of each row are sorted: a binary search for the diagonal */
     PetscCall(MatGetLocalSize(Ad, &m, NULL));
-    PetscCall(MatSeqAIJGetCSRAndMemType(Ad, &ai, &aj, &aa, &mt));
+    PetscCall(MatSeqAIJGetCSRAndMemType(Ad, &ai, &aj, NULL, NULL));
     missing = 0;
     for (PetscInt i = 0; i < m && !missing; i++) {
       PetscInt lo = ai[i], hi = ai[i + 1];
