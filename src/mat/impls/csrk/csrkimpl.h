@@ -206,9 +206,7 @@ typedef struct {
 PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
 /* options */
-PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatCSRKOptionsFromMat(Mat, MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], PetscBool, MatCSRKOptions *, PetscBool *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
 /* tuning */
@@ -366,6 +364,9 @@ PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, co
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
-PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer, PetscBool);
+/* methods of both types (csrk.c) */
+PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer);
+PETSC_INTERN PetscErrorCode MatSetFromOptions_CSRK(Mat, CSRKOptionItems);
+PETSC_INTERN PetscErrorCode MatCSRKGetOptions_CSRK(Mat, MatCSRKOptions *);
 
 #endif

@@ -332,7 +332,7 @@ PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat A, PetscViewer viewer, const char *of)
 static PetscErrorCode MatView_SeqCSRKCUDA(Mat A, PetscViewer viewer)
 {
   PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_FALSE));
+  PetscCall(MatView_CSRK(A, viewer));
   PetscCall(MatSeqCSRKCUDAViewPlan(A, viewer, ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -174,7 +174,7 @@ static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
   PetscBool cuda = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
+  PetscCall(MatView_CSRK(A, viewer));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
   if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
   if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));

@@ -67,16 +67,6 @@ static PetscErrorCode MatAssemblyEnd_MPICSRK(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatCSRKGetOptions_MPICSRK(Mat A, MatCSRKOptions *opt)
-{
-  Mat_MPICSRK *sp;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
-  *opt = sp->opt;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt)
 {
   Mat_MPICSRK *sp;
@@ -134,30 +124,6 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetFromOptions_MPICSRK(Mat A, CSRKOptionItems PetscOptionsObject)
-{
-  const struct _MatOps *base;
-  Mat_MPICSRK          *sp;
-  MatCSRKOptions        opt;
-  PetscBool             changed;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
-  opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, sp->cuda, &opt, &changed));
-  if (changed) PetscCall(MatCSRKSetOptions_MPICSRK(A, &opt));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatView_MPICSRK(Mat A, PetscViewer viewer)
-{
-  PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the CUDA type's halo exchange, made again at the next product */
 PetscErrorCode MatMPICSRKResetHalo(Mat A)
 {
@@ -202,9 +168,9 @@ const MatCSRKMethods MPICSRKMethods = {
   PETSC_TRUE,
   MATMPICSRK,
   MATMPIAIJ,
-  {CSRK_METHOD(MATOP_ASSEMBLY_END, MatAssemblyEnd_MPICSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_MPICSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_MPICSRK), CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_MPICSRK), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRK)},
+  {CSRK_METHOD(MATOP_ASSEMBLY_END, MatAssemblyEnd_MPICSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_MPICSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_MPICSRK), CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_CSRK), CSRK_METHOD(MATOP_VIEW, MatView_CSRK)},
   {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrk_C", MatConvert_MPIAIJ_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaij_csrk_C", MatConvert_MPIAIJ_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaij_C", MatConvert_MPICSRK_MPIAIJ),
-   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK)}
+   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_CSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK)}
 };
 
 static PetscErrorCode MatDestroy_MPICSRK(Mat A)

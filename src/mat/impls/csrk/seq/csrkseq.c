@@ -84,31 +84,6 @@ static PetscErrorCode MatRetrieveValues_SeqCSRK(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetFromOptions_SeqCSRK(Mat A, CSRKOptionItems PetscOptionsObject)
-{
-  const struct _MatOps *base;
-  Mat_SeqCSRK          *sp;
-  MatCSRKOptions        opt;
-  PetscBool             changed, cuda;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQCSRKCUDA, &cuda));
-  opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, cuda, &opt, &changed));
-  if (changed) PetscCall(MatSeqCSRKSetOptions(A, &opt));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatView_SeqCSRK(Mat A, PetscViewer viewer)
-{
-  PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_FALSE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
 {
   Mat_SeqCSRK      *sp;
@@ -151,16 +126,6 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   info->nrefresh = sp->nrefresh;
   info->nbase    = sp->budget.nbase;
   info->nfast    = sp->budget.nfast;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatCSRKGetOptions_SeqCSRK(Mat A, MatCSRKOptions *opt)
-{
-  Mat_SeqCSRK *sp;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  *opt = sp->opt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -221,9 +186,9 @@ const MatCSRKMethods SeqCSRKMethods = {
   MATSEQCSRK,
   MATSEQAIJ,
   {CSRK_METHOD(MATOP_MULT, MatMult_SeqCSRK), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_SeqCSRK),
-   CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_SeqCSRK), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRK)},
+   CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_CSRK), CSRK_METHOD(MATOP_VIEW, MatView_CSRK)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaij_csrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaij_C", MatConvert_SeqCSRK_SeqAIJ),
-   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatSeqCSRKSetOptions), CSRK_COMPOSED("MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK)}
+   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_CSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatSeqCSRKSetOptions), CSRK_COMPOSED("MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK)}
 };
 
 PetscErrorCode MatDestroy_SeqCSRK(Mat A)
