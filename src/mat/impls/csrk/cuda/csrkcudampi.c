@@ -225,37 +225,14 @@ PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reus
 */
 PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B = *newmat, Ad;
-  Mat_MPICSRK *sp;
-  MatCSRKCOO  *coo = NULL;
-  PetscBool    isaij, iscsrk;
+  Mat         B, Ad;
+  MatCSRKCOO *coo = NULL;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRKCUDA, &iscsrk));
-  if (iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &isaij));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRK, &iscsrk));
-  if (isaij || iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-    else B = A;
-  } else PetscCall(MatConvert(A, MATMPIAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, &B));
-  if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
-  sp       = (Mat_MPICSRK *)B->spptr;
-  sp->cuda = PETSC_TRUE;
-  if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) { /* CSR-3 and the GPU size model by default */
-    PetscCall(PetscInfo(B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
-    sp->opt.k = 3;
-  }
-  sp->opt.target = MAT_CSRK_TARGET_GPU;
+  PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_TRUE, reuse, newmat, &B));
+  if (!B) PetscFunctionReturn(PETSC_SUCCESS);
+  ((Mat_MPICSRK *)B->spptr)->cuda = PETSC_TRUE;
   PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
