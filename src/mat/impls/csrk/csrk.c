@@ -148,15 +148,25 @@ PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatCSRKGetOptions_C of both types, whose data (spptr) keep the options */
+/* The data (spptr) of a matrix of either type: Mat_SeqCSRK or Mat_MPICSRK */
+PetscErrorCode MatCSRKGetSpptr(Mat A, void *sp)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
+  *(void **)sp = A->spptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCSRKGetOptions_C of both types, whose data keep the options */
 PetscErrorCode MatCSRKGetOptions_CSRK(Mat A, MatCSRKOptions *opt)
 {
+  void     *sp = NULL;
   PetscBool mpi;
 
   PetscFunctionBegin;
-  PetscCheck(A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-  *opt = mpi ? ((Mat_MPICSRK *)A->spptr)->opt : ((Mat_SeqCSRK *)A->spptr)->opt;
+  *opt = mpi ? ((Mat_MPICSRK *)sp)->opt : ((Mat_SeqCSRK *)sp)->opt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -366,6 +366,7 @@ PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, co
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
 /* methods of both types (csrk.c) */
+PETSC_INTERN PetscErrorCode MatCSRKGetSpptr(Mat, void *);
 PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer);
 PETSC_INTERN PetscErrorCode MatSetFromOptions_CSRK(Mat, CSRKOptionItems);
 PETSC_INTERN PetscErrorCode MatCSRKGetOptions_CSRK(Mat, MatCSRKOptions *);

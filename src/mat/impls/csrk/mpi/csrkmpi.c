@@ -13,14 +13,6 @@
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
-static PetscErrorCode MatMPICSRKGetSpptr(Mat A, Mat_MPICSRK **sp)
-{
-  PetscFunctionBegin;
-  *sp = (Mat_MPICSRK *)A->spptr;
-  PetscCheck(*sp, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Converts the blocks that are not of the block type yet and hands them the options: the off-diagonal block keeps its order */
 PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
 {
@@ -29,7 +21,7 @@ PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
   MatCSRKOptions opt;
 
   PetscFunctionBegin;
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++) {
     PetscBool is;
@@ -73,7 +65,7 @@ static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt
   Mat          Ad;
 
   PetscFunctionBegin;
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   sp->opt = *opt;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
   if (Ad) PetscCall(MatMPICSRKConvertBlocks(A));
@@ -153,8 +145,8 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
   PetscCall((*base->duplicate)(A, op, M)); /* the blocks are duplicated with their own CSR-k parts */
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
-  PetscCall(MatMPICSRKGetSpptr(*M, &sm));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(*M, &sm));
   sm->opt      = sp->opt;
   sm->coo.ncoo = sp->coo.ncoo; /* the duplicate keeps A's COO map */
   PetscFunctionReturn(PETSC_SUCCESS);

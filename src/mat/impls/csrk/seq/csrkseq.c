@@ -9,14 +9,6 @@
 */
 #include "../csrkimpl.h"
 
-static PetscErrorCode MatSeqCSRKGetSpptr(Mat A, Mat_SeqCSRK **sp)
-{
-  PetscFunctionBegin;
-  *sp = (Mat_SeqCSRK *)A->spptr;
-  PetscCheck(*sp, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* zz = A xx + yy (yy NULL: MatMult()): with the structure the set-up budget gives, or AIJ's kernel; the budget accounts
    the product's time last, which may drop the structure */
 PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
@@ -79,7 +71,7 @@ static PetscErrorCode MatRetrieveValues_SeqCSRK(Mat A)
 
   PetscFunctionBegin;
   PetscCall((*MatRetrieveValues_AIJ)(A));
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   sp->state = -1; /* no object state: the values are copied at the next product */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -90,7 +82,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   MatCSRKStructure *st = NULL;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(PetscMemzero(info, sizeof(*info)));
   /* eager: what the next product would use; budget: what the block has now, without spending on it */
   if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKGetStructure(A, PETSC_FALSE, &st));
@@ -135,7 +127,7 @@ PetscErrorCode MatSeqCSRKSetOptions(Mat A, const MatCSRKOptions *opt)
   Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   if (!MatCSRKOptionsEqual(&sp->opt, opt)) sp->stale = PETSC_TRUE;
   sp->opt = *opt;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -149,8 +141,8 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
   PetscCall((*base->duplicate)(A, op, M)); /* creates *M with A's type name, hence with an empty CSR-k part */
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCall(MatSeqCSRKGetSpptr(*M, &sm));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(*M, &sm));
   sm->opt       = sp->opt;
   sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
   if (sp->st && !sp->budget.fill.patsearch && !sp->stale && sp->nzstate == A->nonzerostate) {
