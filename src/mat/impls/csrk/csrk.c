@@ -28,9 +28,8 @@ static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
 static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
 static struct _MatOps        MatCSRKBaseOps[2];
 
-static PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
+static void MatCSRKOptionsDefault(MatCSRKOptions *opt)
 {
-  PetscFunctionBegin;
   opt->k        = 2;
   opt->sr_size  = PETSC_DECIDE;
   opt->ssr_size = PETSC_DECIDE;
@@ -40,7 +39,6 @@ static PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->setup       = MAT_CSRK_SETUP_BUDGET;
   opt->target      = MAT_CSRK_TARGET_CPU;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Options that give the same structure and kernels (what a sequential block compares before it rebuilds); the MPI
@@ -124,7 +122,7 @@ PetscErrorCode MatCSRKOptionsFromMat(Mat A, MatCSRKOptions *opt)
   PetscBool changed;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKOptionsDefault(opt));
+  MatCSRKOptionsDefault(opt);
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "CSR-k conversion", "Mat");
   PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, PETSC_FALSE, opt, &changed));
   PetscOptionsEnd();

@@ -210,11 +210,11 @@ PETSC_INTERN PetscErrorCode MatCSRKOptionsFromMat(Mat, MatCSRKOptions *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
 /* tuning */
-PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN void           MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
 /* the auto GPU rule takes the sliced kernel for row lengths with a coefficient of variation up to this */
 #define CSRK_GPU_SLICED_MAX_CV 0.3
-PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
+PETSC_INTERN void           MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
 PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscReal, PetscInt *, PetscInt *);
 
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
@@ -309,7 +309,7 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, 
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
 /* kernels (OpenMP, csrkmult.c) */
-PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN void           MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN void           MatCSRKRowsAIJ(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 
 /* sequential type */

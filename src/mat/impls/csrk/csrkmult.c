@@ -38,9 +38,8 @@ void MatCSRKRowsAIJ(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const 
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
    kernel uses the same ones. */
-PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+void MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
 {
-  PetscFunctionBegin;
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
@@ -76,7 +75,6 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
       }
     }
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* 32-bit columns: the AIJ loop (over the AIJ arrays themselves for one thread in the natural order) */

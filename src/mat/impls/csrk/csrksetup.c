@@ -512,7 +512,7 @@ PetscErrorCode MatSeqCSRKBudgetMult(Mat A, const MatCSRKStructure *st, const Pet
 
   PetscFunctionBegin;
   if (!CSRKFilling(b, st)) {
-    PetscCall(MatCSRKMultKernel(st, x, z, y));
+    MatCSRKMultKernel(st, x, z, y);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscTime(&t0));

@@ -107,12 +107,11 @@ static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
    each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the internal number of
    each user's row, NULL for the natural ordering). A reordered copy with st->coloff allocated (and no st->colidx)
    stores the 16-bit offsets from the diagonal directly, meaningful only if the bandwidth it gives fits. */
-static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
+static void CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
 {
   const PetscInt ahead = CSRKPrefetchRows(st);
   PetscInt       bw    = 0;
 
-  PetscFunctionBegin;
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads) reduction(max : bw)
 #endif
@@ -165,7 +164,6 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
     }
   }
   st->bw_after = st->perm ? bw : st->bw_before;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
@@ -226,7 +224,7 @@ static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *
   for (PetscInt i = 0; i < reps; i++) {
     PetscLogDouble t0, t1;
     PetscCall(PetscTime(&t0));
-    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+    MatCSRKMultKernel(st, x, NULL, y);
     PetscCall(PetscTime(&t1));
     *best = PetscMin(*best, t1 - t0);
   }
@@ -259,7 +257,7 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   PetscCall(MatCSRKStructureBuild(A, &nopt, NULL, (*st)->bw_before, &nat)); /* timed whole, its slices filled */
   PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  PetscCall(MatCSRKMultKernel(*st, x, NULL, y)); /* untimed: it first touches y and starts the threads */
+  MatCSRKMultKernel(*st, x, NULL, y); /* untimed: it first touches y and starts the threads */
   PetscCall(CSRKBestOf(*st, x, y, 1, &first));
   reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
   for (round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
@@ -333,16 +331,14 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRK
 }
 
 /* k's super-row and super-super-row sizes: the GPU's or the CPU's model (tuning.c), or the user's */
-static PetscErrorCode CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
+static void CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
 {
   const MatCSRKOptions *opt = plan->opt;
 
-  PetscFunctionBegin;
-  if (!plan->cpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
-  else PetscCall(MatCSRKChooseSizes(st->k, st->m, bs, st->nthreads, &st->sr_size, &st->ssr_size));
+  if (!plan->cpu) MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size);
+  else MatCSRKChooseSizes(st->k, st->m, bs, st->nthreads, &st->sr_size, &st->ssr_size);
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The permutation of st->ordering: st->perm (NULL for the natural order) and its inverse *iperm, and the groups of
@@ -468,12 +464,12 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const MatCSRKP
       CSRKAdviseHuge(st->xwork, sizeof(PetscScalar) * (size_t)st->n);
       PetscCall(PetscMalloc1(st->m, &st->srcptr));
     }
-    PetscCall(CSRKFill(st, ai, aj, aa, *iperm));
+    CSRKFill(st, ai, aj, aa, *iperm);
     if (direct && st->bw_after > CSRK_COLOFF_MAX) {
       PetscCall(PetscInfo(A, "Bandwidth %" PetscInt_FMT " after the ordering exceeds the 16-bit offsets: filled again with 32-bit columns\n", st->bw_after));
       PetscCall(PetscFree(st->coloff));
       PetscCall(PetscMalloc1(st->nnz, &st->colidx));
-      PetscCall(CSRKFill(st, ai, aj, aa, *iperm));
+      CSRKFill(st, ai, aj, aa, *iperm);
     }
     if (st->xwork) {
       /* the product is formed in the internal order and gathered into y through iperm: random reads, which overlap,
@@ -527,7 +523,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
 
   MatCSRKPlanBegin(opt, fill, &plan);
   PetscCall(CSRKChooseOrdering(A, &plan, st, ai, aj, &autodist, &autorcm));
-  PetscCall(CSRKLevelSizes(&plan, st, bs, ai));
+  CSRKLevelSizes(&plan, st, bs, ai);
   PetscCall(PetscTime(&to));
   PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
   PetscCall(PetscTime(&tf));
