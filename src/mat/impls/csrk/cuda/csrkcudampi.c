@@ -225,7 +225,7 @@ PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reus
 */
 PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat         B, Ad;
+  Mat         B;
   MatCSRKCOO *coo = NULL;
 
   PetscFunctionBegin;
@@ -237,8 +237,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
-  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscCall(MatMPICSRKConvertBlocks(B));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -13,7 +13,8 @@
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
-/* Converts the blocks that are not of the block type yet and hands them the options: the off-diagonal block keeps its order */
+/* Converts the blocks that are not of the block type yet and hands them the options: the off-diagonal block keeps its
+   order. Before the preallocation there are no blocks, and nothing to do. */
 PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
 {
   Mat_MPICSRK   *sp;
@@ -62,13 +63,11 @@ static PetscErrorCode MatAssemblyEnd_MPICSRK(Mat A, MatAssemblyType mode)
 static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt)
 {
   Mat_MPICSRK *sp;
-  Mat          Ad;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetSpptr(A, &sp));
   sp->opt = *opt;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(A));
+  PetscCall(MatMPICSRKConvertBlocks(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -203,7 +202,7 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
 */
 PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B, Ad;
+  Mat          B;
   Mat_MPICSRK *sp;
   PetscBool    same;
 
@@ -219,8 +218,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscCall(MatCSRKOptionsFromMat(A, &sp->opt));
   B->spptr = sp;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
-  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscCall(MatMPICSRKConvertBlocks(B));
   PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
