@@ -331,6 +331,7 @@ PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAConvertBegin(Mat, PetscBool, MatReuse, Mat *, Mat *);
+PETSC_INTERN PetscErrorCode MatView_CSRKCUDA(Mat, PetscViewer);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat, MatType, MatReuse, Mat *);

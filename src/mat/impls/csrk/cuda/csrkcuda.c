@@ -329,11 +329,19 @@ PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat A, PetscViewer viewer, const char *of)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatView_SeqCSRKCUDA(Mat A, PetscViewer viewer)
+/* The view of both CUDA types: MATCSRK's, and with ASCII_INFO the plan of the device block (the first rank's diagonal
+   block for the MPI type) */
+PetscErrorCode MatView_CSRKCUDA(Mat A, PetscViewer viewer)
 {
+  Mat       Ad = A;
+  PetscBool mpi, cuda = PETSC_FALSE;
+
   PetscFunctionBegin;
   PetscCall(MatView_CSRK(A, viewer));
-  PetscCall(MatSeqCSRKCUDAViewPlan(A, viewer, ""));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
+  if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, mpi ? " of the first rank's diagonal block" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -350,7 +358,7 @@ static const MatCSRKMethods SeqCSRKCUDAMethods = {
   {CSRK_DEVICE_METHOD(MATOP_MULT, MatMult_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE, MatMultTranspose_SeqCSRKCUDA),
    CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE_ADD, MatMultTransposeAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_GET_DIAGONAL, MatGetDiagonal_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_SCALE, MatScale_SeqCSRKCUDA),
    CSRK_DEVICE_METHOD(MATOP_SHIFT, MatShift_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_ZERO_ENTRIES, MatZeroEntries_SeqCSRKCUDA), CSRK_METHOD(MATOP_BIND_TO_CPU, MatBindToCPU_SeqCSRKCUDA),
-   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRKCUDA)},
+   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaij_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrk_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),

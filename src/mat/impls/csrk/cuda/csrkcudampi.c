@@ -167,27 +167,13 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MATMPICSRK's view, and with ASCII_INFO the plan of the first rank's diagonal block */
-static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
-{
-  Mat       Ad;
-  PetscBool cuda = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer));
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
-  if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and
    aijcusparse and back, the COO assembly */
 static const MatCSRKMethods MPICSRKCUDAMethods = {
   PETSC_TRUE,
   MATMPICSRKCUDA,
   MATMPICSRK,
-  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRKCUDA)},
+  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaij_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrk_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
