@@ -28,9 +28,8 @@ static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
 static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
 static struct _MatOps        MatCSRKBaseOps[2];
 
-PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
+static void MatCSRKOptionsDefault(MatCSRKOptions *opt)
 {
-  PetscFunctionBegin;
   opt->k        = 2;
   opt->sr_size  = PETSC_DECIDE;
   opt->ssr_size = PETSC_DECIDE;
@@ -40,7 +39,6 @@ PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->setup       = MAT_CSRK_SETUP_BUDGET;
   opt->target      = MAT_CSRK_TARGET_CPU;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Options that give the same structure and kernels (what a sequential block compares before it rebuilds); the MPI
@@ -81,7 +79,7 @@ static PetscErrorCode CSRKOptionsIntDecide(CSRKOptionItems PetscOptionsObject, c
 /* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option.
    Options that were removed are errors too, so that a script that still passes one learns it instead of PETSc
    leaving it unused with at most a warning. */
-PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], PetscBool cuda, MatCSRKOptions *opt, PetscBool *changed)
+static PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObject, const char prefix[], PetscBool cuda, MatCSRKOptions *opt, PetscBool *changed)
 {
   static const char *const removed[][2] = {
     {"-mat_csrk_layout", "a reordered matrix is always stored with renumbered columns; drop the option"},
@@ -124,7 +122,7 @@ PetscErrorCode MatCSRKOptionsFromMat(Mat A, MatCSRKOptions *opt)
   PetscBool changed;
 
   PetscFunctionBegin;
-  PetscCall(MatCSRKOptionsDefault(opt));
+  MatCSRKOptionsDefault(opt);
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "CSR-k conversion", "Mat");
   PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, PETSC_FALSE, opt, &changed));
   PetscOptionsEnd();
@@ -148,15 +146,35 @@ PetscErrorCode MatCSRKGetBaseOps(PetscBool mpi, const struct _MatOps **ops)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatCSRKGetOptions_Private(Mat, MatCSRKOptions *);
+/* The data (spptr) of a matrix of either type: Mat_SeqCSRK or Mat_MPICSRK */
+PetscErrorCode MatCSRKGetSpptr(Mat A, void *sp)
+{
+  PetscFunctionBegin;
+  PetscCheck(A->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
+  *(void **)sp = A->spptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCSRKGetOptions_C of both types, whose data keep the options */
+PetscErrorCode MatCSRKGetOptions_CSRK(Mat A, MatCSRKOptions *opt)
+{
+  void     *sp = NULL;
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetSpptr(A, &sp));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  *opt = mpi ? ((Mat_MPICSRK *)sp)->opt : ((Mat_SeqCSRK *)sp)->opt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* The view of both types: the AIJ view, then with ASCII_INFO the CSR-k settings in effect, which hold before anything
    is built, and the summary of the structure once there is one (for the MPI type that of the diagonal blocks: maxima
    over ranks for times and bandwidths, sums for counts and memory) */
-PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
+PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
 {
   const struct _MatOps *base;
-  PetscBool             isascii;
+  PetscBool             mpi, isascii;
   PetscViewerFormat     format;
   MatCSRKOptions        opt;
   MatCSRKInfo           info;
@@ -165,13 +183,14 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer, PetscBool mpi)
   char                  sizes[128] = "", run[64];
 
   PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
   PetscCall(MatCSRKGetBaseOps(mpi, &base));
   PetscCall((*base->view)(A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatCSRKGetOptions_Private(A, &opt));
+  PetscCall(MatCSRKGetOptions_CSRK(A, &opt));
   PetscCall(MatCSRKGetInfo(A, &info));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &ainfo));
   aijbytes = (PetscLogDouble)ainfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (PetscLogDouble)A->rmap->N * sizeof(PetscInt);
@@ -343,6 +362,25 @@ static PetscErrorCode MatCSRKSetOptions_Private(Mat A, const MatCSRKOptions *opt
   PetscFunctionBegin;
   PetscCall(MatCSRKOptionsCheck(opt));
   PetscTryMethod(A, "MatCSRKSetOptions_C", (Mat, const MatCSRKOptions *), (A, opt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatSetFromOptions() of both types: AIJ's, then the -mat_csrk_* options (with the CUDA ones on the CUDA types),
+   handed to the matrix where they changed */
+PetscErrorCode MatSetFromOptions_CSRK(Mat A, CSRKOptionItems PetscOptionsObject)
+{
+  const struct _MatOps *base;
+  MatCSRKOptions        opt;
+  PetscBool             mpi, cuda, changed;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cuda, MATSEQCSRKCUDA, MATMPICSRKCUDA, ""));
+  PetscCall(MatCSRKGetBaseOps(mpi, &base));
+  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
+  PetscCall(MatCSRKGetOptions_CSRK(A, &opt));
+  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, cuda, &opt, &changed));
+  if (changed) PetscCall(MatCSRKSetOptions_Private(A, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -6,6 +6,9 @@
 #include <petsc/private/matimpl.h>
 #include <stddef.h>
 #include <stdint.h>
+#if defined(_OPENMP)
+  #include <omp.h>
+#endif
 
 /* ---- PETSc version compatibility (3.18 .. newest) ---- */
 #if PETSC_VERSION_LT(3, 23, 0)
@@ -76,7 +79,6 @@ typedef struct _n_MatCSRKStructure {
   PetscInt        nthreads;
   PetscInt       *tstart;
   /* statistics */
-  PetscInt        ngroups;  /* Band-k groups the super-rows were cut in */
   PetscInt        bw_before, bw_after; /* -1: not computed (natural order, where the build does not need it) */
   PetscLogDouble  build_time, order_time, fill_time; /* the build, its ordering part, its arrays (levels, copies) */
   PetscLogDouble  bytes;
@@ -204,17 +206,15 @@ typedef struct {
 PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
 /* options */
-PETSC_INTERN PetscErrorCode MatCSRKOptionsDefault(MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatCSRKOptionsFromMat(Mat, MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems, const char[], PetscBool, MatCSRKOptions *, PetscBool *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
 
 /* tuning */
-PETSC_INTERN PetscErrorCode MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN void           MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
 /* the auto GPU rule takes the sliced kernel for row lengths with a coefficient of variation up to this */
 #define CSRK_GPU_SLICED_MAX_CV 0.3
-PETSC_INTERN PetscErrorCode MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
+PETSC_INTERN void           MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
 PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscReal, PetscInt *, PetscInt *);
 
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
@@ -231,10 +231,9 @@ PETSC_INTERN PetscInt  MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
 PETSC_INTERN PetscBool MatCSRKShareNatural(PetscInt);
 
 /* structure */
-/* First and last+1 row owned by thread t (static schedule over the top-level units) */
-static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscInt *r0, PetscInt *r1)
+/* First and last+1 row of the top-level units [u0, u1) (rows, super-rows or super-super-rows) */
+static inline void CSRKUnitRows(const MatCSRKStructure *st, PetscInt u0, PetscInt u1, PetscInt *r0, PetscInt *r1)
 {
-  PetscInt u0 = st->tstart[t], u1 = st->tstart[t + 1];
   if (st->k == 1) {
     *r0 = u0;
     *r1 = u1;
@@ -245,6 +244,18 @@ static inline void CSRKThreadRows(const MatCSRKStructure *st, PetscInt t, PetscI
     *r0 = st->srptr[st->ssrptr[u0]];
     *r1 = st->srptr[st->ssrptr[u1]];
   }
+}
+/* The calling thread of a parallel region of the structure's threads: its number t, returned, and the first and
+   last+1 row it owns (static schedule over the top-level units) */
+static inline PetscInt CSRKThreadRows(const MatCSRKStructure *st, PetscInt *r0, PetscInt *r1)
+{
+#if defined(_OPENMP)
+  const PetscInt t = omp_get_thread_num();
+#else
+  const PetscInt t = 0;
+#endif
+  CSRKUnitRows(st, st->tstart[t], st->tstart[t + 1], r0, r1);
+  return t;
 }
 /* The loop nest of the k levels over the units of thread t (rows [r0, r1) for k = 1), with ROWS(R0, R1, OUT, ...) a
    row loop over a block of rows, out[r] = OUT */
@@ -298,7 +309,7 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, 
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
 /* kernels (OpenMP, csrkmult.c) */
-PETSC_INTERN PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
+PETSC_INTERN void           MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
 PETSC_INTERN void           MatCSRKRowsAIJ(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 
 /* sequential type */
@@ -319,6 +330,8 @@ PETSC_INTERN PetscErrorCode MatMPICSRKResetHalo(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAConvertBegin(Mat, PetscBool, MatReuse, Mat *, Mat *);
+PETSC_INTERN PetscErrorCode MatView_CSRKCUDA(Mat, PetscViewer);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_MPICSRKCUDA(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat, MatType, MatReuse, Mat *);
@@ -353,6 +366,10 @@ PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, co
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
-PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer, PetscBool);
+/* methods of both types (csrk.c) */
+PETSC_INTERN PetscErrorCode MatCSRKGetSpptr(Mat, void *);
+PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer);
+PETSC_INTERN PetscErrorCode MatSetFromOptions_CSRK(Mat, CSRKOptionItems);
+PETSC_INTERN PetscErrorCode MatCSRKGetOptions_CSRK(Mat, MatCSRKOptions *);
 
 #endif

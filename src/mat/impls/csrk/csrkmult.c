@@ -4,9 +4,6 @@
    loops of the table, over 16-bit offsets from the diagonal and over 32-bit columns.
 */
 #include "csrkimpl.h"
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 /* One thread's rows R0..R1 with the output fixed at compile time: out[r] = OUT (out is y, or the product in the
    internal order of a reordered copy). Entry j of a row is xr[ix[j]] of the index array IDX of type ITYPE: xr = xx and
@@ -41,23 +38,18 @@ void MatCSRKRowsAIJ(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const 
 
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
    kernel uses the same ones. */
-PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
+void MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
 {
-  PetscFunctionBegin;
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
-    PetscInt                    t = 0, r0, r1;
+    PetscInt                    r0, r1, t = CSRKThreadRows(st, &r0, &r1);
     const CSRKIdx *restrict     perm = st->perm;
     const PetscScalar *restrict xx   = x;
     /* a reordered copy forms the product in the internal order, in ywork, and adds z when it gathers it into y */
     PetscScalar *restrict       out = st->ywork ? st->ywork : y;
     const PetscScalar *restrict zz  = st->ywork ? NULL : z;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
     if (st->xwork) {
       /* reordered copy: x in the internal order; every thread needs all of it */
       for (PetscInt r = r0; r < r1; r++) {
@@ -83,7 +75,6 @@ PetscErrorCode MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *
       }
     }
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* 32-bit columns: the AIJ loop (over the AIJ arrays themselves for one thread in the natural order) */
@@ -128,13 +119,10 @@ static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
-    PetscInt                t = 0, r0, r1;
+    PetscInt                r0, r1;
     const CSRKIdx *restrict rp = st->rowptr;
     int16_t *restrict       co = st->coloff;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    CSRKThreadRows(st, &r0, &r1);
     for (PetscInt r = r0; r < r1; r++)
       for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
   }

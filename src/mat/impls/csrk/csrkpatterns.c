@@ -11,9 +11,6 @@
 */
 #include "csrkimpl.h"
 #include <string.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 /* Offsets of all patterns together: 32 KiB of 32-bit offsets, within a current core's L1 data cache (and most rows
    read one interior pattern, far less); rows longer than this never fit either */
@@ -219,11 +216,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   #pragma omp parallel num_threads((int)T)
 #endif
   {
-    PetscInt t = 0, r0, r1;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    PetscInt r0, r1, t = CSRKThreadRows(st, &r0, &r1);
     CSRKNumberRows(&tb[t], st, aj, r0, r1, slices, &fail, rowpat);
   }
   if (!fail) {
@@ -251,11 +244,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   #pragma omp parallel num_threads((int)T)
 #endif
     {
-      PetscInt t = 0, r0, r1;
-#if defined(_OPENMP)
-      t = omp_get_thread_num();
-#endif
-      CSRKThreadRows(st, t, &r0, &r1);
+      PetscInt r0, r1, t = CSRKThreadRows(st, &r0, &r1);
       if (t)
         for (PetscInt r = r0; r < r1; r++) rowpat[r] = (uint16_t)remap[t][rowpat[r]];
     }

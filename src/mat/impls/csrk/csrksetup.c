@@ -70,12 +70,10 @@ static void CSRKBudgetNewPattern(MatCSRKBudget *b, const MatCSRKOptions *opt)
 /* the nonzeros of the AIJ block A */
 static PetscErrorCode CSRKNonzeros(Mat A, PetscInt *nz)
 {
-  const PetscInt *ai, *aj;
-  PetscScalar    *aa;
-  PetscMemType    mtype;
+  const PetscInt *ai;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, NULL, NULL));
   *nz = ai[A->rmap->n];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -147,12 +145,10 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
 {
   MatCSRKBudget  *b = &sp->budget;
   const PetscInt *ai, *aj;
-  PetscScalar    *aa;
-  PetscMemType    mtype;
   PetscInt        m, rows, nsliced, nnoderows = 0;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
   m       = A->rmap->n;
   rows    = PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
   nsliced = CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE);
@@ -285,8 +281,6 @@ static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscL
 static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
 {
   const PetscInt *ai, *aj;
-  PetscScalar    *aa;
-  PetscMemType    mtype;
   PetscInt        m, n, bw;
   PetscReal       dist;
 
@@ -294,7 +288,7 @@ static PetscErrorCode CSRKBudgetReorder(Mat A, Mat_SeqCSRK *sp)
   sp->budget.reorder = PETSC_FALSE;
   PetscCall(MatGetSize(A, &m, &n));
   if (m != n) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
   MatCSRKDistances(m, ai, aj, 1, &bw, &dist);
   if (!CSRK_AUTO_SCRAMBLED(dist, m)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscInfo(A, "Set-up budget: mean |i-j| %g for %" PetscInt_FMT " rows, the auto ordering's check of a reordering runs\n", (double)dist, m));
@@ -518,7 +512,7 @@ PetscErrorCode MatSeqCSRKBudgetMult(Mat A, const MatCSRKStructure *st, const Pet
 
   PetscFunctionBegin;
   if (!CSRKFilling(b, st)) {
-    PetscCall(MatCSRKMultKernel(st, x, z, y));
+    MatCSRKMultKernel(st, x, z, y);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscTime(&t0));

@@ -28,9 +28,6 @@
 */
 #include "csrkimpl.h"
 #include <string.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 #if defined(__clang__)
   #pragma clang fp contract(off)
@@ -109,12 +106,11 @@ static PetscInt CSRKValuesFind(MatCSRKRowValues *rv, uint16_t p, const PetscScal
   return rv->last = rv->n++;
 }
 
-/* the rows from r that the scan compares (CSRK_SLICE of them, within the block ending at r1) get their row patterns
-   back where an earlier fill gave them a value list, whose entry is still in the dictionary
-   (MatCSRKStructureBeginRowValues()) */
-static inline void CSRKRowsUnlist(const MatCSRKStructure *st, PetscInt r, PetscInt r1)
+/* the rows [r0, r1) get their row patterns back where an earlier fill gave them a value list, whose entry is still in
+   the dictionary (MatCSRKStructureBeginRowValues()) */
+static inline void CSRKRowsUnlist(const MatCSRKStructure *st, PetscInt r0, PetscInt r1)
 {
-  for (PetscInt i = r; i < PetscMin(r + CSRK_SLICE, r1); i++)
+  for (PetscInt i = r0; i < r1; i++)
     if (st->rowpat[i] >= CSRK_VALUED) st->rowpat[i] = st->rowvals->pat[st->rowpat[i] - CSRK_VALUED];
 }
 
@@ -131,7 +127,7 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
 
   while (r < PetscMin(r1, rstop)) {
     const CSRKIdx q0 = rp[r];
-    if (st->rowvals && st->rowvals->n) CSRKRowsUnlist(st, r, r1);
+    if (st->rowvals && st->rowvals->n) CSRKRowsUnlist(st, r, PetscMin(r + CSRK_SLICE, r1)); /* the rows the scan compares */
     if (CSRKSliceAt(st->rowpat, r, r1)) {
       const CSRKIdx nz = rp[r + 1] - q0;
       PetscInt      v  = -1;
@@ -173,8 +169,7 @@ static PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st, Petsc
   PetscFunctionBegin;
   st->nvalued = 0;
   if (!rv || (2 * rv->n <= CSRK_VALUES_MAX && 2 * rv->start[rv->n] <= CSRK_VALUES_MAX_ENTRIES)) PetscFunctionReturn(PETSC_SUCCESS);
-  for (PetscInt r = 0; r < m; r++)
-    if (st->rowpat[r] >= CSRK_VALUED) st->rowpat[r] = rv->pat[st->rowpat[r] - CSRK_VALUED];
+  CSRKRowsUnlist(st, 0, m);
   PetscCall(PetscInfo(NULL, "Value lists: %" PetscInt_FMT " lists of %" PetscInt_FMT " values, more than half the dictionary: emptied\n", rv->n, (PetscInt)rv->start[rv->n]));
   PetscCall(PetscMemzero(rv->slot, sizeof(rv->slot)));
   rv->n    = 0;
@@ -182,12 +177,8 @@ static PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the rows of block [r0, r1) into sval (when not NULL); returns the rows in slices */
-static PetscInt CSRKSliceFillBlock(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *val, PetscScalar *sval, PetscInt *q, PetscInt *nvalued)
-{
-  PetscInt rend;
-  return CSRKSliceFillRange(st, r0, r1, r1, val, sval, q, nvalued, &rend);
-}
+/* the rows of a block [R0, R1) of the thread's rows (CSRK_NEST) into sval (when not NULL), those in slices counted */
+#define CSRK_SLICE_FILL(R0, R1, OUT, UNUSED) total += CSRKSliceFillRange(st, (R0), (R1), (R1), st->val, st->sval, &q, &nvalued, &rend)
 
 /*
   MatCSRKStructureFillSlices - (re)writes st->sval (and the value lists) from st->val, each thread its own rows (the
@@ -204,18 +195,9 @@ static PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt 
   #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total, nvalued)
 #endif
   {
-    PetscInt t = 0, r0, r1, q;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
-    q = st->rowptr[r0];
-    if (st->k == 1) total += CSRKSliceFillBlock(st, r0, r1, st->val, st->sval, &q, &nvalued);
-    else {
-      /* the thread's super-rows: its units, or the super-rows of its super-super-rows */
-      const PetscInt s0 = st->k == 2 ? st->tstart[t] : st->ssrptr[st->tstart[t]], s1 = st->k == 2 ? st->tstart[t + 1] : st->ssrptr[st->tstart[t + 1]];
-      for (PetscInt s = s0; s < s1; s++) total += CSRKSliceFillBlock(st, st->srptr[s], st->srptr[s + 1], st->val, st->sval, &q, &nvalued);
-    }
+    PetscInt r0, r1, rend, t = CSRKThreadRows(st, &r0, &r1), q = st->rowptr[r0];
+
+    CSRK_NEST(CSRK_SLICE_FILL, 0, 0);
   }
   if (nsliced) *nsliced = total;
   if (st->sval) st->nvalued = nvalued;

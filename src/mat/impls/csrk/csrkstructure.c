@@ -9,9 +9,6 @@
 #include "csrkimpl.h"
 #include <string.h>
 #include <sys/mman.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 /*
   MatCSRKStructureAttach - points a structure that shares the AIJ arrays at them again (they move with some AIJ
@@ -21,11 +18,10 @@ PetscErrorCode MatCSRKStructureAttach(Mat A, MatCSRKStructure *st)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
-  PetscMemType    mtype;
 
   PetscFunctionBegin;
   if (!st->shared) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k structure with a changed pattern");
   st->rowptr = (CSRKIdx *)ai;
   st->colidx = (CSRKIdx *)aj;
@@ -50,16 +46,7 @@ static PetscErrorCode CSRKPartitionThreads(MatCSRKStructure *st)
     target = total * (PetscReal)t / (PetscReal)T;
     while (u < nunits && acc < target) {
       PetscInt r0, r1;
-      if (st->k == 1) {
-        r0 = u;
-        r1 = u + 1;
-      } else if (st->k == 2) {
-        r0 = st->srptr[u];
-        r1 = st->srptr[u + 1];
-      } else {
-        r0 = st->srptr[st->ssrptr[u]];
-        r1 = st->srptr[st->ssrptr[u + 1]];
-      }
+      CSRKUnitRows(st, u, u + 1, &r0, &r1);
       acc += (PetscReal)(st->rowptr[r1] - st->rowptr[r0]) + (PetscReal)(r1 - r0);
       u++;
     }
@@ -120,25 +107,21 @@ static inline PetscInt CSRKPrefetchRows(const MatCSRKStructure *st)
    each reordered row for the value refresh and gives the bandwidth after the ordering (iperm: the internal number of
    each user's row, NULL for the natural ordering). A reordered copy with st->coloff allocated (and no st->colidx)
    stores the 16-bit offsets from the diagonal directly, meaningful only if the bandwidth it gives fits. */
-static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
+static void CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, const CSRKIdx *iperm)
 {
   const PetscInt ahead = CSRKPrefetchRows(st);
   PetscInt       bw    = 0;
 
-  PetscFunctionBegin;
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads) reduction(max : bw)
 #endif
   {
-    PetscInt                t = 0, r0, r1;
+    PetscInt                r0, r1;
     const CSRKIdx *restrict perm = st->perm, *restrict rp = st->rowptr;
     CSRKIdx *restrict       cj = st->colidx, *restrict sp = st->srcptr;
     int16_t *restrict       co = st->coloff;
     PetscScalar *restrict   v = st->val, *restrict xw = st->xwork;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    CSRKThreadRows(st, &r0, &r1);
     if (!perm) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* empty blocks have no arrays */
       if (cj)                                                                                                   /* else 16-bit offsets only */
@@ -181,7 +164,6 @@ static PetscErrorCode CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const P
     }
   }
   st->bw_after = st->perm ? bw : st->bw_before;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
@@ -242,20 +224,10 @@ static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *
   for (PetscInt i = 0; i < reps; i++) {
     PetscLogDouble t0, t1;
     PetscCall(PetscTime(&t0));
-    PetscCall(MatCSRKMultKernel(st, x, NULL, y));
+    MatCSRKMultKernel(st, x, NULL, y);
     PetscCall(PetscTime(&t1));
     *best = PetscMin(*best, t1 - t0);
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Fastest of a few timed products with the current setting of st (one product first, untimed) */
-static PetscErrorCode CSRKTimeProducts(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
-{
-  PetscFunctionBegin;
-  *best = PETSC_MAX_REAL;
-  PetscCall(MatCSRKMultKernel(st, x, NULL, y));
-  PetscCall(CSRKBestOf(st, x, y, reps, best));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -277,7 +249,7 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   MatCSRKOptions    nopt = *opt;
   MatCSRKStructure *nat;
   PetscScalar      *x, *y;
-  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first;
+  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first = PETSC_MAX_REAL;
   PetscInt          reps, round;
 
   PetscFunctionBegin;
@@ -285,7 +257,8 @@ static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, Ma
   PetscCall(MatCSRKStructureBuild(A, &nopt, NULL, (*st)->bw_before, &nat)); /* timed whole, its slices filled */
   PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
   for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  PetscCall(CSRKTimeProducts(*st, x, y, 1, &first)); /* its untimed product first touches y and starts the threads */
+  MatCSRKMultKernel(*st, x, NULL, y); /* untimed: it first touches y and starts the threads */
+  PetscCall(CSRKBestOf(*st, x, y, 1, &first));
   reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
   for (round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
     PetscCall(CSRKBestOf(*st, x, y, reps, &tr));
@@ -358,16 +331,14 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRK
 }
 
 /* k's super-row and super-super-row sizes: the GPU's or the CPU's model (tuning.c), or the user's */
-static PetscErrorCode CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
+static void CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
 {
   const MatCSRKOptions *opt = plan->opt;
 
-  PetscFunctionBegin;
-  if (!plan->cpu) PetscCall(MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size));
-  else PetscCall(MatCSRKChooseSizes(st->k, st->m, st->nnz, bs, st->nthreads, &st->sr_size, &st->ssr_size));
+  if (!plan->cpu) MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size);
+  else MatCSRKChooseSizes(st->k, st->m, bs, st->nthreads, &st->sr_size, &st->ssr_size);
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The permutation of st->ordering: st->perm (NULL for the natural order) and its inverse *iperm, and the groups of
@@ -394,7 +365,6 @@ static PetscErrorCode CSRKOrder(Mat A, MatCSRKStructure *st, PetscInt bs, const 
     (*groupptr)[0] = 0;
     (*groupptr)[1] = m;
   }
-  st->ngroups = *ngroups;
   if (!perm) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMalloc1(m, &st->perm));
   PetscCall(PetscMalloc1(m, iperm));
@@ -463,14 +433,12 @@ static PetscErrorCode CSRKRowPointers(Mat A, MatCSRKStructure *st, const PetscIn
 PetscErrorCode MatCSRKStructureComputeBandwidth(Mat A, MatCSRKStructure *st)
 {
   const PetscInt *ai, *aj;
-  PetscScalar    *aa;
-  PetscMemType    mtype;
   PetscReal       dist;
 
   PetscFunctionBegin;
   if (st->bw_before >= 0) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(!st->perm, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A reordered structure knows its bandwidth from its build");
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
   MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
   st->bw_after = st->bw_before;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -496,12 +464,12 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const MatCSRKP
       CSRKAdviseHuge(st->xwork, sizeof(PetscScalar) * (size_t)st->n);
       PetscCall(PetscMalloc1(st->m, &st->srcptr));
     }
-    PetscCall(CSRKFill(st, ai, aj, aa, *iperm));
+    CSRKFill(st, ai, aj, aa, *iperm);
     if (direct && st->bw_after > CSRK_COLOFF_MAX) {
       PetscCall(PetscInfo(A, "Bandwidth %" PetscInt_FMT " after the ordering exceeds the 16-bit offsets: filled again with 32-bit columns\n", st->bw_after));
       PetscCall(PetscFree(st->coloff));
       PetscCall(PetscMalloc1(st->nnz, &st->colidx));
-      PetscCall(CSRKFill(st, ai, aj, aa, *iperm));
+      CSRKFill(st, ai, aj, aa, *iperm);
     }
     if (st->xwork) {
       /* the product is formed in the internal order and gathered into y through iperm: random reads, which overlap,
@@ -527,7 +495,6 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   MatCSRKStructure *st;
   const PetscInt   *ai, *aj;
   PetscScalar      *aa;
-  PetscMemType      mtype;
   PetscInt          m, n, bs, ngroups, *groupptr;
   CSRKIdx          *iperm;
   MatCSRKPlan       plan;
@@ -541,7 +508,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(MatGetSize(A, &m, &n));
   PetscCall(MatGetBlockSize(A, &bs));
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   PetscCheck(m <= CSRK_IDX_MAX && n <= CSRK_IDX_MAX && ai[m] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP,
              "CSR-k block of %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros exceeds the 32-bit local indices of the kernels; use more MPI ranks", m, n, ai[m]);
   PetscCall(PetscNew(&st));
@@ -556,7 +523,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
 
   MatCSRKPlanBegin(opt, fill, &plan);
   PetscCall(CSRKChooseOrdering(A, &plan, st, ai, aj, &autodist, &autorcm));
-  PetscCall(CSRKLevelSizes(&plan, st, bs, ai));
+  CSRKLevelSizes(&plan, st, bs, ai);
   PetscCall(PetscTime(&to));
   PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
   PetscCall(PetscTime(&tf));
@@ -593,26 +560,22 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
    places and one row at a time would wait for each. Contiguous writes, no allocation. */
 static PetscErrorCode CSRKGatherValues(Mat A, MatCSRKStructure *st)
 {
-  const PetscInt *ai, *aj;
+  const PetscInt *ai;
   PetscScalar    *aa;
-  PetscMemType    mtype;
   const PetscInt  ahead = CSRKPrefetchRows(st);
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, &aa, NULL));
   PetscCheck(ai[st->m] == st->nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "CSR-k value refresh with a changed pattern");
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
-    PetscInt                    t = 0, r0, r1;
+    PetscInt                    r0, r1;
     const CSRKIdx *restrict     rp = st->rowptr, *restrict sp = st->srcptr;
     const PetscScalar *restrict a  = aa;
     PetscScalar *restrict       v  = st->val;
-#if defined(_OPENMP)
-    t = omp_get_thread_num();
-#endif
-    CSRKThreadRows(st, t, &r0, &r1);
+    CSRKThreadRows(st, &r0, &r1);
     if (!sp) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
     } else {

@@ -8,9 +8,6 @@
 #include "csrkimpl.h"
 #include <stdlib.h>
 #include <unistd.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 /* below this many nonzeros, starting a parallel region costs more than the product */
 #define CSRK_THREADED_MIN_NNZ 20000

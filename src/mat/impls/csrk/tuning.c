@@ -17,12 +17,10 @@
 #define CSRK_CPU_SSR3       8
 #define CSRK_UNITS_PER_THREAD 8
 
-PetscErrorCode MatCSRKChooseSizes(PetscInt k, PetscInt m, PetscInt nnz, PetscInt bs, PetscInt nthreads, PetscInt *sr, PetscInt *ssr)
+void MatCSRKChooseSizes(PetscInt k, PetscInt m, PetscInt bs, PetscInt nthreads, PetscInt *sr, PetscInt *ssr)
 {
   PetscInt cap = m / (CSRK_UNITS_PER_THREAD * PetscMax(nthreads, 1));
 
-  PetscFunctionBegin;
-  (void)nnz;
   bs = PetscMax(bs, 1);
   if (k <= 2) {
     *sr  = PetscMin(CSRK_CPU_SR2, PetscMax(cap, 1));
@@ -34,7 +32,6 @@ PetscErrorCode MatCSRKChooseSizes(PetscInt k, PetscInt m, PetscInt nnz, PetscInt
   }
   /* keep the rows of one block (node) in one super-row */
   *sr = PetscMax(bs, (*sr / bs) * bs);
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 #define CSRK_BANDK_GROUP_BYTES (1 << 20)
@@ -69,14 +66,12 @@ void MatCSRKGPUSizes(MatCSRKCUDAKernel kernel, PetscBool sliced, PetscReal d, Pe
 }
 
 /* the rule above for the host structure, from the AIJ row pointers */
-PetscErrorCode MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
+void MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
 {
   const PetscReal d  = m ? (PetscReal)(ai[m] - ai[0]) / m : 0;
   PetscReal       cv = 0;
 
-  PetscFunctionBegin;
   for (PetscInt i = 0; i < m; i++) cv += ((PetscReal)(ai[i + 1] - ai[i]) - d) * ((PetscReal)(ai[i + 1] - ai[i]) - d);
   cv = (m && d > 0) ? PetscSqrtReal(cv / m) / d : 0;
   MatCSRKGPUSizes(kernel, (PetscBool)(kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)), d, sr, ssr);
-  PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -329,11 +329,19 @@ PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat A, PetscViewer viewer, const char *of)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatView_SeqCSRKCUDA(Mat A, PetscViewer viewer)
+/* The view of both CUDA types: MATCSRK's, and with ASCII_INFO the plan of the device block (the first rank's diagonal
+   block for the MPI type) */
+PetscErrorCode MatView_CSRKCUDA(Mat A, PetscViewer viewer)
 {
+  Mat       Ad = A;
+  PetscBool mpi, cuda = PETSC_FALSE;
+
   PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_FALSE));
-  PetscCall(MatSeqCSRKCUDAViewPlan(A, viewer, ""));
+  PetscCall(MatView_CSRK(A, viewer));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
+  if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, mpi ? " of the first rank's diagonal block" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -350,7 +358,7 @@ static const MatCSRKMethods SeqCSRKCUDAMethods = {
   {CSRK_DEVICE_METHOD(MATOP_MULT, MatMult_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE, MatMultTranspose_SeqCSRKCUDA),
    CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE_ADD, MatMultTransposeAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_GET_DIAGONAL, MatGetDiagonal_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_SCALE, MatScale_SeqCSRKCUDA),
    CSRK_DEVICE_METHOD(MATOP_SHIFT, MatShift_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_ZERO_ENTRIES, MatZeroEntries_SeqCSRKCUDA), CSRK_METHOD(MATOP_BIND_TO_CPU, MatBindToCPU_SeqCSRKCUDA),
-   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRKCUDA)},
+   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaij_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrk_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
@@ -432,54 +440,67 @@ PetscErrorCode MatConvert_CSRKCUDA_AIJ(Mat A, MatType type, MatReuse reuse, Mat 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The part of a conversion of A to the sequential or MPI CUDA type that both share: *B is A or its copy as a CSR-k
+   matrix (through AIJ from another AIJ subclass) with the GPU's options, CSR-3 and the GPU size model by default; NULL
+   where the conversion is complete (MAT_REUSE_MATRIX, or A of the CUDA type already) */
+PetscErrorCode MatCSRKCUDAConvertBegin(Mat A, PetscBool mpi, MatReuse reuse, Mat *newmat, Mat *B)
+{
+  MatCSRKOptions opt;
+  PetscBool      isaij, iscsrk;
+
+  PetscFunctionBegin;
+  *B = NULL;
+  if (reuse == MAT_REUSE_MATRIX) {
+    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, mpi ? MATMPICSRKCUDA : MATSEQCSRKCUDA, &iscsrk));
+  if (iscsrk) {
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, mpi ? MATMPIAIJ : MATSEQAIJ, &isaij));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, mpi ? MATMPICSRK : MATSEQCSRK, &iscsrk));
+  *B = A;
+  if (isaij || iscsrk) {
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, B));
+  } else PetscCall(MatConvert(A, mpi ? MATMPIAIJ : MATSEQAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, B));
+  if (!iscsrk) PetscCall(mpi ? MatConvert_MPIAIJ_MPICSRK(*B, MATMPICSRK, MAT_INPLACE_MATRIX, B) : MatConvert_SeqAIJ_SeqCSRK(*B, MATSEQCSRK, MAT_INPLACE_MATRIX, B));
+  PetscCall(MatCSRKGetOptions_CSRK(*B, &opt));
+  if (opt.target == MAT_CSRK_TARGET_CPU && opt.k == 2) {
+    PetscCall(PetscInfo(*B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
+    opt.k = 3;
+  }
+  opt.target = MAT_CSRK_TARGET_GPU;
+  if (mpi) ((Mat_MPICSRK *)(*B)->spptr)->opt = opt;
+  else PetscCall(MatSeqCSRKSetOptions(*B, &opt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatConvert_SeqAIJ_SeqCSRKCUDA - from MATSEQAIJ, MATSEQCSRK or another SeqAIJ subclass (aijcusparse) to MATSEQCSRKCUDA
 */
 PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat       B = *newmat;
-  PetscBool isaij, iscsrk;
+  Mat          B;
+  Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQCSRKCUDA, &iscsrk));
-  if (iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &isaij));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQCSRK, &iscsrk));
-  if (isaij || iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-    else B = A;
-  } else PetscCall(MatConvert(A, MATSEQAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, &B));
-  if (!iscsrk) PetscCall(MatConvert_SeqAIJ_SeqCSRK(B, MATSEQCSRK, MAT_INPLACE_MATRIX, &B));
-  {
-    /* CSR-3 and the GPU size model by default */
-    Mat_SeqCSRK   *sp  = (Mat_SeqCSRK *)B->spptr;
-    MatCSRKOptions opt = sp->opt;
-    if (opt.target == MAT_CSRK_TARGET_CPU && opt.k == 2) {
-      PetscCall(PetscInfo(B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
-      opt.k = 3;
-    }
-    opt.target = MAT_CSRK_TARGET_GPU;
-    PetscCall(MatSeqCSRKSetOptions(B, &opt));
-    if (!sp->cuda) {
-      Mat_SeqCSRKCUDA *c;
-      MatCSRKCOO      *coo = NULL;
-      PetscCall(PetscNew(&c));
-      c->nzstate = -1;
-      c->state   = -1;
-      /* what the table replaces: MATSEQCSRK's summary (for the matrix bound to the CPU), the AIJ COO assembly */
-      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
-      PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo));
-      sp->cuda = c;
-    }
+  PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_FALSE, reuse, newmat, &B));
+  if (!B) PetscFunctionReturn(PETSC_SUCCESS);
+  sp = (Mat_SeqCSRK *)B->spptr;
+  if (!sp->cuda) {
+    Mat_SeqCSRKCUDA *c;
+    MatCSRKCOO      *coo = NULL;
+    PetscCall(PetscNew(&c));
+    c->nzstate = -1;
+    c->state   = -1;
+    /* what the table replaces: MATSEQCSRK's summary (for the matrix bound to the CPU), the AIJ COO assembly */
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
+    PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo));
+    sp->cuda = c;
   }
   PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE;

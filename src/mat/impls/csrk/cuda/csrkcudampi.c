@@ -141,13 +141,11 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscCall(MatHasCongruentLayouts(A, &cong));
   if (cong && Ad && A->assembled) {
     const PetscInt *ai, *aj;
-    PetscScalar    *aa;
-    PetscMemType    mt;
     PetscInt        m;
 
     /* the columns of each row are sorted: a binary search for the diagonal */
     PetscCall(MatGetLocalSize(Ad, &m, NULL));
-    PetscCall(MatSeqAIJGetCSRAndMemType(Ad, &ai, &aj, &aa, &mt));
+    PetscCall(MatSeqAIJGetCSRAndMemType(Ad, &ai, &aj, NULL, NULL));
     missing = 0;
     for (PetscInt i = 0; i < m && !missing; i++) {
       PetscInt lo = ai[i], hi = ai[i + 1];
@@ -169,27 +167,13 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MATMPICSRK's view, and with ASCII_INFO the plan of the first rank's diagonal block */
-static PetscErrorCode MatView_MPICSRKCUDA(Mat A, PetscViewer viewer)
-{
-  Mat       Ad;
-  PetscBool cuda = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
-  if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, " of the first rank's diagonal block"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and
    aijcusparse and back, the COO assembly */
 static const MatCSRKMethods MPICSRKCUDAMethods = {
   PETSC_TRUE,
   MATMPICSRKCUDA,
   MATMPICSRK,
-  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRKCUDA)},
+  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaij_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrk_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
@@ -227,43 +211,19 @@ PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reus
 */
 PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B = *newmat, Ad;
-  Mat_MPICSRK *sp;
-  MatCSRKCOO  *coo = NULL;
-  PetscBool    isaij, iscsrk;
+  Mat         B;
+  MatCSRKCOO *coo = NULL;
 
   PetscFunctionBegin;
   (void)type;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, B, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRKCUDA, &iscsrk));
-  if (iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &isaij));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPICSRK, &iscsrk));
-  if (isaij || iscsrk) {
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &B));
-    else B = A;
-  } else PetscCall(MatConvert(A, MATMPIAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, &B));
-  if (!iscsrk) PetscCall(MatConvert_MPIAIJ_MPICSRK(B, MATMPICSRK, MAT_INPLACE_MATRIX, &B));
-  sp       = (Mat_MPICSRK *)B->spptr;
-  sp->cuda = PETSC_TRUE;
-  if (sp->opt.target == MAT_CSRK_TARGET_CPU && sp->opt.k == 2) { /* CSR-3 and the GPU size model by default */
-    PetscCall(PetscInfo(B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
-    sp->opt.k = 3;
-  }
-  sp->opt.target = MAT_CSRK_TARGET_GPU;
+  PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_TRUE, reuse, newmat, &B));
+  if (!B) PetscFunctionReturn(PETSC_SUCCESS);
+  ((Mat_MPICSRK *)B->spptr)->cuda = PETSC_TRUE;
   PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */
   PetscCall(MatSetVecType(B, VECCUDA));
-  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscCall(MatMPICSRKConvertBlocks(B));
   *newmat = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -13,15 +13,8 @@
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
 
-static PetscErrorCode MatMPICSRKGetSpptr(Mat A, Mat_MPICSRK **sp)
-{
-  PetscFunctionBegin;
-  *sp = (Mat_MPICSRK *)A->spptr;
-  PetscCheck(*sp, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Converts the blocks that are not of the block type yet and hands them the options: the off-diagonal block keeps its order */
+/* Converts the blocks that are not of the block type yet and hands them the options: the off-diagonal block keeps its
+   order. Before the preallocation there are no blocks, and nothing to do. */
 PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
 {
   Mat_MPICSRK   *sp;
@@ -29,7 +22,7 @@ PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
   MatCSRKOptions opt;
 
   PetscFunctionBegin;
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++) {
     PetscBool is;
@@ -67,26 +60,14 @@ static PetscErrorCode MatAssemblyEnd_MPICSRK(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatCSRKGetOptions_MPICSRK(Mat A, MatCSRKOptions *opt)
-{
-  Mat_MPICSRK *sp;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
-  *opt = sp->opt;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt)
 {
   Mat_MPICSRK *sp;
-  Mat          Ad;
 
   PetscFunctionBegin;
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   sp->opt = *opt;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(A));
+  PetscCall(MatMPICSRKConvertBlocks(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -134,30 +115,6 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatSetFromOptions_MPICSRK(Mat A, CSRKOptionItems PetscOptionsObject)
-{
-  const struct _MatOps *base;
-  Mat_MPICSRK          *sp;
-  MatCSRKOptions        opt;
-  PetscBool             changed;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
-  opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, sp->cuda, &opt, &changed));
-  if (changed) PetscCall(MatCSRKSetOptions_MPICSRK(A, &opt));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatView_MPICSRK(Mat A, PetscViewer viewer)
-{
-  PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_TRUE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the CUDA type's halo exchange, made again at the next product */
 PetscErrorCode MatMPICSRKResetHalo(Mat A)
 {
@@ -187,8 +144,8 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
   PetscCall((*base->duplicate)(A, op, M)); /* the blocks are duplicated with their own CSR-k parts */
-  PetscCall(MatMPICSRKGetSpptr(A, &sp));
-  PetscCall(MatMPICSRKGetSpptr(*M, &sm));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(*M, &sm));
   sm->opt      = sp->opt;
   sm->coo.ncoo = sp->coo.ncoo; /* the duplicate keeps A's COO map */
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -202,9 +159,9 @@ const MatCSRKMethods MPICSRKMethods = {
   PETSC_TRUE,
   MATMPICSRK,
   MATMPIAIJ,
-  {CSRK_METHOD(MATOP_ASSEMBLY_END, MatAssemblyEnd_MPICSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_MPICSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_MPICSRK), CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_MPICSRK), CSRK_METHOD(MATOP_VIEW, MatView_MPICSRK)},
+  {CSRK_METHOD(MATOP_ASSEMBLY_END, MatAssemblyEnd_MPICSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_MPICSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_MPICSRK), CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_CSRK), CSRK_METHOD(MATOP_VIEW, MatView_CSRK)},
   {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrk_C", MatConvert_MPIAIJ_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaij_csrk_C", MatConvert_MPIAIJ_MPICSRK), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaij_C", MatConvert_MPICSRK_MPIAIJ),
-   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK)}
+   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_CSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatCSRKSetOptions_MPICSRK), CSRK_COMPOSED("MatCSRKGetInfo_C", MatCSRKGetInfo_MPICSRK)}
 };
 
 static PetscErrorCode MatDestroy_MPICSRK(Mat A)
@@ -245,7 +202,7 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
 */
 PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B, Ad;
+  Mat          B;
   Mat_MPICSRK *sp;
   PetscBool    same;
 
@@ -261,8 +218,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscCall(MatCSRKOptionsFromMat(A, &sp->opt));
   B->spptr = sp;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
-  PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, NULL, NULL));
-  if (Ad) PetscCall(MatMPICSRKConvertBlocks(B));
+  PetscCall(MatMPICSRKConvertBlocks(B));
   PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -15,9 +15,6 @@
 */
 #include "../csrkimpl.h"
 #include <metis.h>
-#if defined(_OPENMP)
-  #include <omp.h>
-#endif
 
 #if PETSC_VERSION_LT(3, 22, 0)
   #define CSRK_INT_MAX PETSC_MAX_INT

@@ -9,14 +9,6 @@
 */
 #include "../csrkimpl.h"
 
-static PetscErrorCode MatSeqCSRKGetSpptr(Mat A, Mat_SeqCSRK **sp)
-{
-  PetscFunctionBegin;
-  *sp = (Mat_SeqCSRK *)A->spptr;
-  PetscCheck(*sp, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Matrix of type %s has no CSR-k data", ((PetscObject)A)->type_name);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* zz = A xx + yy (yy NULL: MatMult()): with the structure the set-up budget gives, or AIJ's kernel; the budget accounts
    the product's time last, which may drop the structure */
 PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
@@ -79,33 +71,8 @@ static PetscErrorCode MatRetrieveValues_SeqCSRK(Mat A)
 
   PetscFunctionBegin;
   PetscCall((*MatRetrieveValues_AIJ)(A));
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   sp->state = -1; /* no object state: the values are copied at the next product */
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatSetFromOptions_SeqCSRK(Mat A, CSRKOptionItems PetscOptionsObject)
-{
-  const struct _MatOps *base;
-  Mat_SeqCSRK          *sp;
-  MatCSRKOptions        opt;
-  PetscBool             changed, cuda;
-
-  PetscFunctionBegin;
-  PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
-  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQCSRKCUDA, &cuda));
-  opt = sp->opt;
-  PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, cuda, &opt, &changed));
-  if (changed) PetscCall(MatSeqCSRKSetOptions(A, &opt));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatView_SeqCSRK(Mat A, PetscViewer viewer)
-{
-  PetscFunctionBegin;
-  PetscCall(MatView_CSRK(A, viewer, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -115,7 +82,7 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   MatCSRKStructure *st = NULL;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(PetscMemzero(info, sizeof(*info)));
   /* eager: what the next product would use; budget: what the block has now, without spending on it */
   if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKGetStructure(A, PETSC_FALSE, &st));
@@ -154,23 +121,13 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatCSRKGetOptions_SeqCSRK(Mat A, MatCSRKOptions *opt)
-{
-  Mat_SeqCSRK *sp;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  *opt = sp->opt;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* New options: the structure is rebuilt at the next product, and only if they changed */
 PetscErrorCode MatSeqCSRKSetOptions(Mat A, const MatCSRKOptions *opt)
 {
   Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
   if (!MatCSRKOptionsEqual(&sp->opt, opt)) sp->stale = PETSC_TRUE;
   sp->opt = *opt;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -184,8 +141,8 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
   PetscCall((*base->duplicate)(A, op, M)); /* creates *M with A's type name, hence with an empty CSR-k part */
-  PetscCall(MatSeqCSRKGetSpptr(A, &sp));
-  PetscCall(MatSeqCSRKGetSpptr(*M, &sm));
+  PetscCall(MatCSRKGetSpptr(A, &sp));
+  PetscCall(MatCSRKGetSpptr(*M, &sm));
   sm->opt       = sp->opt;
   sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
   if (sp->st && !sp->budget.fill.patsearch && !sp->stale && sp->nzstate == A->nonzerostate) {
@@ -221,9 +178,9 @@ const MatCSRKMethods SeqCSRKMethods = {
   MATSEQCSRK,
   MATSEQAIJ,
   {CSRK_METHOD(MATOP_MULT, MatMult_SeqCSRK), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRK), CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRK), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_SeqCSRK),
-   CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_SeqCSRK), CSRK_METHOD(MATOP_VIEW, MatView_SeqCSRK)},
+   CSRK_METHOD(MATOP_SET_FROM_OPTIONS, MatSetFromOptions_CSRK), CSRK_METHOD(MATOP_VIEW, MatView_CSRK)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaij_csrk_C", MatConvert_SeqAIJ_SeqCSRK), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaij_C", MatConvert_SeqCSRK_SeqAIJ),
-   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_SeqCSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatSeqCSRKSetOptions), CSRK_COMPOSED("MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK)}
+   CSRK_COMPOSED("MatCSRKGetOptions_C", MatCSRKGetOptions_CSRK), CSRK_COMPOSED("MatCSRKSetOptions_C", MatSeqCSRKSetOptions), CSRK_COMPOSED("MatCSRKGetInfo_C", MatSeqCSRKGetInfo_SeqCSRK)}
 };
 
 PetscErrorCode MatDestroy_SeqCSRK(Mat A)
