@@ -393,22 +393,5 @@ static void CSRKRowsView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, rw->nlong, rw->crows ? rw->nc : d->m, d->m);
 }
 
-static PetscErrorCode CSRKRowsDestroy(CSRKDevice *d)
-{
-  CSRKRows *rw = (CSRKRows *)d->data;
-
-  PetscFunctionBegin;
-  CSRKCudaFree(rw->longrows);
-  CSRKCudaFree(rw->longrowchunk);
-  CSRKCudaFree(rw->longchunkq);
-  CSRKCudaFree(rw->longpart);
-  CSRKCudaFree(rw->crows);
-  CSRKCudaFree(rw->crowptr);
-  CSRKCudaFree(rw->cunitptr);
-  CSRKCudaFree(rw->csrptr);
-  PetscCall(PetscFree(d->data));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, NULL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
-const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, NULL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, NULL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, NULL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};

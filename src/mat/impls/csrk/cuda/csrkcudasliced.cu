@@ -427,19 +427,4 @@ static void CSRKSlicedView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", sl->pnnz);
 }
 
-static PetscErrorCode CSRKSlicedDestroy(CSRKDevice *d)
-{
-  CSRKSliced *sl = (CSRKSliced *)d->data;
-
-  PetscFunctionBegin;
-  CSRKCudaFree(sl->sliceptr);
-  CSRKCudaFree(sl->sval);
-  CSRKCudaFree(sl->scol);
-  CSRKCudaFree(sl->rowpat);
-  CSRKCudaFree(sl->patptr);
-  CSRKCudaFree(sl->patoff);
-  PetscCall(PetscFree(d->data));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, &CSRKVariantStream, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, CSRKSlicedDestroy};
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, &CSRKVariantStream, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, {offsetof(CSRKSliced, sliceptr), offsetof(CSRKSliced, sval), offsetof(CSRKSliced, scol), offsetof(CSRKSliced, rowpat), offsetof(CSRKSliced, patptr), offsetof(CSRKSliced, patoff)}};
