@@ -162,13 +162,8 @@ static PetscErrorCode CSRKBlockDiagonal(CSRKDevice *d, PetscBool shift, PetscSca
 
   PetscFunctionBegin;
   if (!b->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
-  if (b->off) {
-    if (shift) CSRKBlockDiagonalKernel<true, uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, NULL, a);
-    else CSRKBlockDiagonalKernel<false, uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, v, a);
-  } else {
-    if (shift) CSRKBlockDiagonalKernel<true, CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, NULL, a);
-    else CSRKBlockDiagonalKernel<false, CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, v, a);
-  }
+  if (b->off) (shift ? CSRKBlockDiagonalKernel<true, uint16_t> : CSRKBlockDiagonalKernel<false, uint16_t>)<<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, v, a);
+  else (shift ? CSRKBlockDiagonalKernel<true, CSRKIdx> : CSRKBlockDiagonalKernel<false, CSRKIdx>)<<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, v, a);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -404,8 +404,7 @@ static PetscErrorCode CSRKSlicedDiagonal(CSRKDevice *d, PetscBool shift, PetscSc
   const CSRKSliced *sl = (const CSRKSliced *)d->data;
 
   PetscFunctionBegin;
-  if (shift) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, a);
-  else CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, v, 0.0);
+  (shift ? CSRKSlicedDiagonalKernel<true> : CSRKSlicedDiagonalKernel<false>)<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, v, a);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
