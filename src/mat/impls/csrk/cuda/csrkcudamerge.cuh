@@ -203,7 +203,7 @@ __global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRK
 #pragma unroll
   for (int off = 1; off < 32; off <<= 1) {
     const CSRKIdx     k2 = __shfl_up_sync(0xffffffffu, key, off);
-    const PetscScalar s2 = CSRKShflUp(0xffffffffu, sum, off);
+    const PetscScalar s2 = CSRKShfl<true>(0xffffffffu, sum, off);
     if (lane >= (unsigned)off && k2 == key) sum = s2 + sum;
   }
   if (lane == 31) {
@@ -269,7 +269,7 @@ __global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *c
       if (same) sum += CSRKLoadL2(carryval + i);
       if (__ballot_sync(0xffffffffu, same) != 0xffffffffu) break;
     }
-    for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
+    for (int d = 16; d > 0; d >>= 1) sum += CSRKShfl<false>(0xffffffffu, sum, d, 32);
     if (!lane) y[rr] = CSRKLoadL2(y + rr) + sum;
   }
 }
