@@ -45,7 +45,6 @@ __device__ __forceinline__ PetscScalar CSRKMergeLoad(const PetscScalar *__restri
     }
   }
 #endif
-  (void)policy;
   return *p;
 }
 
@@ -59,7 +58,6 @@ __device__ __forceinline__ CSRKIdx CSRKMergeLoadIdx(const CSRKIdx *__restrict__ 
     return (CSRKIdx)v;
   }
 #endif
-  (void)policy;
   if constexpr (HINTS == CSRK_MERGE_HINTS_STREAMED) return __ldcs(p);
   return __ldg(p);
 }
@@ -293,7 +291,6 @@ static inline cudaError_t CSRKMergeLaunchFixup(CSRKIdx ntiles, CSRKIdx m, const 
     return cudaLaunchKernelEx(&cfg, CSRKMergeFixupKernel, ntiles, m, carryrow, carryval, y);
   }
 #endif
-  (void)pdl;
   CSRKMergeFixupKernel<<<blocks, 256, 0, stream>>>(ntiles, m, carryrow, carryval, y);
   return cudaGetLastError();
 }

@@ -188,7 +188,6 @@ PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reus
   MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   B           = *newmat;
@@ -215,7 +214,6 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   MatCSRKCOO *coo = NULL;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_TRUE, reuse, newmat, &B));
   if (!B) PetscFunctionReturn(PETSC_SUCCESS);
   ((Mat_MPICSRK *)B->spptr)->cuda = PETSC_TRUE;

@@ -8,7 +8,6 @@
    the options down to them.
 */
 #include "../csrkimpl.h"
-#include <stddef.h>
 #include <string.h>
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
@@ -183,7 +182,6 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
   Mat B, blk[2];
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   B = *newmat;
@@ -207,7 +205,6 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscBool    same;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   PetscCall(PetscObjectTypeCompare((PetscObject)*newmat, MATMPICSRK, &same));
   if (same) PetscFunctionReturn(PETSC_SUCCESS);
