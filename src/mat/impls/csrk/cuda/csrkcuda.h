@@ -60,11 +60,9 @@ PETSC_INTERN PetscErrorCode MatSetPreallocationCOO_CSRKCUDA(Mat, PetscCount, Pet
 PETSC_INTERN PetscErrorCode MatSetValuesCOO_CSRKCUDA(Mat, const PetscScalar[], InsertMode);
 
 /* halo exchange of the MPI product through pinned host buffers (csrkcudahalo.cu) */
-typedef struct _n_CSRKHalo *CSRKHalo;
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm, PetscMPIInt, PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], PetscMPIInt, const PetscMPIInt[], const PetscInt[], CSRKHalo *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 
 #if defined(__CUDACC__)
 /* shared by the CUDA sources */

@@ -121,7 +121,9 @@ PetscErrorCode MatMPICSRKResetHalo(Mat A)
 
   PetscFunctionBegin;
   if (!sp) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sp->halo) PetscCall((*sp->halodestroy)(&sp->halo));
+#if defined(CSRK_HAVE_CUDA)
+  PetscCall(MatCSRKCUDAHaloDestroy(&sp->halo));
+#endif
   PetscCall(VecDestroy(&sp->ghost));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
