@@ -392,8 +392,7 @@ static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, 
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sl->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
-  else if (sl->rowpat) CSRKSlicedPatternKernel<false><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
+  if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
   else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->rowptr, sl->sliceptr, sl->scol, sl->sval, NULL, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
