@@ -40,7 +40,7 @@ template <class T> T __shfl_down_sync(unsigned mask, T v, int d, int w) {
   shbuf[lane] = v; bar->arrive_and_wait();
   T r = lane + d < w ? (T)shbuf[lane + d] : v; bar->arrive_and_wait(); return r;
 }
-template <class T> T __shfl_up_sync(unsigned, T v, int) { return v; }
+template <class T> T __shfl_up_sync(unsigned, T v, int, int = 32) { return v; }
 static int atomicAdd(int *p, int v) { int o = *p; *p += v; return o; }
 static unsigned long long atomicMax(unsigned long long *p, unsigned long long v) { auto o = *p; if (v > *p) *p = v; return o; }
 #include "../src/mat/impls/csrk/cuda/csrkcudablock.cuh"

@@ -191,16 +191,16 @@ typedef struct {
 } Mat_SeqCSRK;
 
 /* spptr of an MPI CSR-k matrix */
+typedef struct _n_CSRKHalo *CSRKHalo; /* cuda/csrkcudahalo.cu */
 typedef struct {
   MatCSRKOptions opt;
   PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
   MatCSRKCOO     coo;  /* CUDA type: the COO assembly of MATMPIAIJ */
   /* CUDA type: the product's own halo exchange (MAT_CSRK_CUDA_HALO_PINNED) and its ghost vector, made for the nonzero
      state halostate */
-  void            *halo;
+  CSRKHalo         halo;
   Vec              ghost;
   PetscObjectState halostate;
-  PetscErrorCode (*halodestroy)(void **);
 } Mat_MPICSRK;
 
 PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
@@ -327,6 +327,7 @@ PETSC_INTERN PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat, MatType, MatReuse, Ma
 PETSC_INTERN PetscErrorCode MatMPICSRKConvertBlocks(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatMPICSRKResetHalo(Mat);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);

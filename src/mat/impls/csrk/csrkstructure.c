@@ -184,7 +184,6 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
     }
     sum += (PetscReal)s;
   }
-  (void)nthreads;
   *bw   = b;
   *mean = sum / (PetscReal)PetscMax(ai[m], 1);
 }
@@ -209,7 +208,6 @@ static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const 
     sum += (PetscReal)s;
     cnt += (PetscReal)(ai[perm[r] + 1] - ai[perm[r]]);
   }
-  (void)nthreads;
   return sum / PetscMax(cnt, 1.0);
 }
 

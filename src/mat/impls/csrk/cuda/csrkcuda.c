@@ -404,7 +404,6 @@ PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reus
   Mat B;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   B = *newmat;
@@ -487,7 +486,6 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
   Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_FALSE, reuse, newmat, &B));
   if (!B) PetscFunctionReturn(PETSC_SUCCESS);
   sp = (Mat_SeqCSRK *)B->spptr;

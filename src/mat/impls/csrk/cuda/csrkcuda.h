@@ -60,11 +60,9 @@ PETSC_INTERN PetscErrorCode MatSetPreallocationCOO_CSRKCUDA(Mat, PetscCount, Pet
 PETSC_INTERN PetscErrorCode MatSetValuesCOO_CSRKCUDA(Mat, const PetscScalar[], InsertMode);
 
 /* halo exchange of the MPI product through pinned host buffers (csrkcudahalo.cu) */
-typedef struct _n_CSRKHalo *CSRKHalo;
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm, PetscMPIInt, PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], PetscMPIInt, const PetscMPIInt[], const PetscInt[], CSRKHalo *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 
 #if defined(__CUDACC__)
 /* shared by the CUDA sources */
@@ -86,9 +84,10 @@ typedef struct {
    first tests the variant's rule and returns with d->kernel still auto where it does not hold (the device bytes it
    allocates are counted); the refresh of its layout from values uploaded to v (NULL: the kernel reads the CSR values,
    where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); the scaling of values of its
-   own (NULL: it reads the CSR values); a phrase for the view; and the freeing of its layout (a candidate that its rule
-   declines frees what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*); and the
-   entry timed against it at set-up under auto, where both rules hold and no statistic of the rows tells them apart */
+   own (NULL: it reads the CSR values); a phrase for the view; and the device arrays of its layout, as offsets in it
+   (0 ends the list after the first), which CSRKLayoutFree() frees with it (a candidate that its rule declines frees
+   what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*); and the entry timed
+   against it at set-up under auto, where both rules hold and no statistic of the rows tells them apart */
   #define CSRK_CSR_ROWPTR 1u
   #define CSRK_CSR_COLIDX 2u
   #define CSRK_CSR_VAL    4u
@@ -103,9 +102,10 @@ typedef struct _n_CSRKVariant {
   PetscErrorCode (*diagonal)(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
   PetscErrorCode (*scale)(CSRKDevice *, PetscScalar, cudaStream_t);
   void (*view)(const CSRKDevice *, char *, size_t);
-  PetscErrorCode (*destroy)(CSRKDevice *);
+  size_t arrays[8];
 } CSRKVariant;
 PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantStream, CSRKVariantVector;
+PETSC_INTERN PetscErrorCode CSRKLayoutFree(const CSRKVariant *, CSRKDevice *);
 PETSC_INTERN PetscErrorCode CSRKPlanFits(CSRKDevice *, CSRKPlanStats *, PetscBool *, cudaStream_t);
 /* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
 PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);

@@ -24,8 +24,6 @@ typedef struct {
   PetscInt64 span;                     /* the widest column range of a node (max - min column) */
 } CSRKBlock;
 
-static PetscErrorCode CSRKBlockDestroy(CSRKDevice *);
-
 /* the nodes of d's rows (from its CSR arrays on the device) into b->nodeptr, nodecolptr, nodevalptr, nodebase, with
    their counts; nothing is counted in d's bytes until CSRKBlockSetUp() keeps them */
 static PetscErrorCode CSRKBlockFindNodes(CSRKDevice *d, cudaStream_t stream)
@@ -107,7 +105,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   offsets = (PetscBool)(opt->feature[MAT_CSRK_COMPRESS_INDICES] && b->span < 65536);
   if (!st->forced && !((PetscReal)b->noderows >= CSRK_BLOCK_MIN_NODE_ROWS * d->m && CSRKBlockBytes(d, offsets) < csrbytes)) {
     PetscCall(PetscInfo(A, "Block kernel not taken: %" PetscInt_FMT " of %" PetscInt_FMT " rows in nodes of two or more (%g %% needed), %g MB against %g MB of CSR arrays\n", b->noderows, d->m, 100.0 * CSRK_BLOCK_MIN_NODE_ROWS, CSRKBlockBytes(d, offsets) / 1048576.0, csrbytes / 1048576.0));
-    PetscCall(CSRKBlockDestroy(d));
+    PetscCall(CSRKLayoutFree(&CSRKVariantBlock, d));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   lbar = b->nnodes ? (PetscReal)b->colent / b->nnodes : 0;
@@ -133,22 +131,6 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   d->ssr    = CSRK_BLOCK_THREADS / d->width;
   d->nunits = (b->nnodes + d->ssr - 1) / d->ssr;
   PetscCall(PetscInfo(A, "Block kernel: %" PetscInt_FMT " nodes of up to %d rows (%" PetscInt_FMT " rows in nodes of two or more), %" PetscInt_FMT " column entries (%g per node) as %s, %" PetscInt_FMT " lanes per node\n", b->nnodes, CSRK_BLOCK_NODE_MAX, b->noderows, b->colent, (double)lbar, offsets ? "16-bit offsets from each node's base" : "32-bit columns", d->width));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* frees the block layout's arrays (a rejected candidate, or the device copy's destruction) */
-static PetscErrorCode CSRKBlockDestroy(CSRKDevice *d)
-{
-  CSRKBlock *b = (CSRKBlock *)d->data;
-
-  PetscFunctionBegin;
-  CSRKCudaFree(b->nodeptr);
-  CSRKCudaFree(b->colptr);
-  CSRKCudaFree(b->valptr);
-  CSRKCudaFree(b->base);
-  CSRKCudaFree(b->col);
-  CSRKCudaFree(b->off);
-  PetscCall(PetscFree(d->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -180,13 +162,8 @@ static PetscErrorCode CSRKBlockDiagonal(CSRKDevice *d, PetscBool shift, PetscSca
 
   PetscFunctionBegin;
   if (!b->nnodes) PetscFunctionReturn(PETSC_SUCCESS);
-  if (b->off) {
-    if (shift) CSRKBlockDiagonalKernel<true, uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, NULL, a);
-    else CSRKBlockDiagonalKernel<false, uint16_t><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, v, a);
-  } else {
-    if (shift) CSRKBlockDiagonalKernel<true, CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, NULL, a);
-    else CSRKBlockDiagonalKernel<false, CSRKIdx><<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, v, a);
-  }
+  if (b->off) (shift ? CSRKBlockDiagonalKernel<true, uint16_t> : CSRKBlockDiagonalKernel<false, uint16_t>)<<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, b->base, b->off, d->val, v, a);
+  else (shift ? CSRKBlockDiagonalKernel<true, CSRKIdx> : CSRKBlockDiagonalKernel<false, CSRKIdx>)<<<CSRKGrid(b->nnodes), 256, 0, stream>>>(b->nnodes, b->nodeptr, b->colptr, b->valptr, NULL, b->col, d->val, v, a);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -198,4 +175,4 @@ static void CSRKBlockView(const CSRKDevice *d, char *buf, size_t len)
   snprintf(buf, len, "%" PetscInt_FMT " nodes of up to %d rows with one column list (%" PetscInt_FMT " rows in nodes of two or more), a column index per node entry as %s, %" PetscInt_FMT " lanes per node", b->nnodes, CSRK_BLOCK_NODE_MAX, b->noderows, b->off ? "16-bit offsets" : "32-bit columns", d->width);
 }
 
-const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRK_CSR_VAL, NULL, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, CSRKBlockDestroy};
+const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRK_CSR_VAL, NULL, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, {offsetof(CSRKBlock, nodeptr), offsetof(CSRKBlock, colptr), offsetof(CSRKBlock, valptr), offsetof(CSRKBlock, base), offsetof(CSRKBlock, col), offsetof(CSRKBlock, off)}};

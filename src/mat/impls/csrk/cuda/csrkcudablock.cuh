@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(CSRK_BLOCK_THREADS) CSRKBlockKernel(PetscInt64
     for (int i = 0; i < CSRK_BLOCK_NODE_MAX; i++)
       if (i < h) {
 #pragma unroll
-        for (int d = W / 2; d > 0; d >>= 1) sum[i] += CSRKShflDown(mask, sum[i], d, W);
+        for (int d = W / 2; d > 0; d >>= 1) sum[i] += CSRKShfl<false>(mask, sum[i], d, W);
       }
     if (lane == 0) {
 #pragma unroll

@@ -7,28 +7,17 @@
 /* a grid-stride loop of i over [0, n) */
 #define CSRK_GRIDSTRIDE(i, n) for (PetscInt64 i = blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x; i < (PetscInt64)(n); i += (PetscInt64)blockDim.x * gridDim.x)
 
-/* shuffles of a PetscScalar, also when it is complex (shuffled as its real words) */
-__device__ __forceinline__ PetscScalar CSRKShflDown(unsigned mask, PetscScalar v, int d, int w)
+/* shuffles of a PetscScalar down (UP false) or up within groups of w lanes, also when it is complex (shuffled as its
+   real words) */
+template <bool UP>
+__device__ __forceinline__ PetscScalar CSRKShfl(unsigned mask, PetscScalar v, int d, int w = 32)
 {
   if constexpr (sizeof(PetscScalar) == sizeof(double) || sizeof(PetscScalar) == sizeof(float)) {
-    return __shfl_down_sync(mask, v, d, w);
+    return UP ? __shfl_up_sync(mask, v, d, w) : __shfl_down_sync(mask, v, d, w);
   } else {
     PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
     memcpy(r, &v, sizeof(PetscScalar));
-    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __shfl_down_sync(mask, r[i], d, w);
-    memcpy(&v, r, sizeof(PetscScalar));
-    return v;
-  }
-}
-
-__device__ __forceinline__ PetscScalar CSRKShflUp(unsigned mask, PetscScalar v, int d)
-{
-  if constexpr (sizeof(PetscScalar) == sizeof(double) || sizeof(PetscScalar) == sizeof(float)) {
-    return __shfl_up_sync(mask, v, d);
-  } else {
-    PetscReal r[sizeof(PetscScalar) / sizeof(PetscReal)];
-    memcpy(r, &v, sizeof(PetscScalar));
-    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = __shfl_up_sync(mask, r[i], d);
+    for (unsigned i = 0; i < sizeof(PetscScalar) / sizeof(PetscReal); i++) r[i] = UP ? __shfl_up_sync(mask, r[i], d, w) : __shfl_down_sync(mask, r[i], d, w);
     memcpy(&v, r, sizeof(PetscScalar));
     return v;
   }

@@ -56,7 +56,7 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       if (q1 - q0 > longlen) continue; /* the same for the W lanes of the row */
       for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += val[q] * x[colidx[q]];
 #pragma unroll
-      for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShflDown(mask, sum, d, W);
+      for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShfl<false>(mask, sum, d, W);
       if (threadIdx.x == 0) CSRKStore(r, perm, z, y, sum);
     }
   }
@@ -92,7 +92,7 @@ __global__ void CSRKLongChunkKernel(const CSRKIdx *__restrict__ chunkq, const CS
   const CSRKIdx          q0 = chunkq[2 * blockIdx.x], q1 = chunkq[2 * blockIdx.x + 1];
   PetscScalar            sum = 0.0;
   for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += val[q] * x[colidx[q]];
-  for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
+  for (int d = 16; d > 0; d >>= 1) sum += CSRKShfl<false>(0xffffffffu, sum, d, 32);
   if ((threadIdx.x & 31) == 0) warpsum[threadIdx.x >> 5] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -379,8 +379,7 @@ static PetscErrorCode CSRKRowsMult(const CSRKDevice *d, const PetscScalar *x, co
 PetscErrorCode CSRKDiagonalCSR(CSRKDevice *d, PetscBool shift, PetscScalar a, PetscScalar *v, cudaStream_t stream)
 {
   PetscFunctionBegin;
-  if (shift) CSRKDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, NULL, a);
-  else CSRKDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, v, 0.0);
+  (shift ? CSRKDiagonalKernel<true> : CSRKDiagonalKernel<false>)<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, d->val, v, a);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -393,22 +392,5 @@ static void CSRKRowsView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, rw->nlong, rw->crows ? rw->nc : d->m, d->m);
 }
 
-static PetscErrorCode CSRKRowsDestroy(CSRKDevice *d)
-{
-  CSRKRows *rw = (CSRKRows *)d->data;
-
-  PetscFunctionBegin;
-  CSRKCudaFree(rw->longrows);
-  CSRKCudaFree(rw->longrowchunk);
-  CSRKCudaFree(rw->longchunkq);
-  CSRKCudaFree(rw->longpart);
-  CSRKCudaFree(rw->crows);
-  CSRKCudaFree(rw->crowptr);
-  CSRKCudaFree(rw->cunitptr);
-  CSRKCudaFree(rw->csrptr);
-  PetscCall(PetscFree(d->data));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, NULL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
-const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, NULL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, CSRKRowsDestroy};
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, NULL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, NULL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};

@@ -45,7 +45,6 @@ __device__ __forceinline__ PetscScalar CSRKMergeLoad(const PetscScalar *__restri
     }
   }
 #endif
-  (void)policy;
   return *p;
 }
 
@@ -59,7 +58,6 @@ __device__ __forceinline__ CSRKIdx CSRKMergeLoadIdx(const CSRKIdx *__restrict__ 
     return (CSRKIdx)v;
   }
 #endif
-  (void)policy;
   if constexpr (HINTS == CSRK_MERGE_HINTS_STREAMED) return __ldcs(p);
   return __ldg(p);
 }
@@ -203,7 +201,7 @@ __global__ void __launch_bounds__(THREADS) CSRKMergeKernel(CSRKIdx m, const CSRK
 #pragma unroll
   for (int off = 1; off < 32; off <<= 1) {
     const CSRKIdx     k2 = __shfl_up_sync(0xffffffffu, key, off);
-    const PetscScalar s2 = CSRKShflUp(0xffffffffu, sum, off);
+    const PetscScalar s2 = CSRKShfl<true>(0xffffffffu, sum, off);
     if (lane >= (unsigned)off && k2 == key) sum = s2 + sum;
   }
   if (lane == 31) {
@@ -269,7 +267,7 @@ __global__ void CSRKMergeFixupKernel(CSRKIdx ntiles, CSRKIdx m, const CSRKIdx *c
       if (same) sum += CSRKLoadL2(carryval + i);
       if (__ballot_sync(0xffffffffu, same) != 0xffffffffu) break;
     }
-    for (int d = 16; d > 0; d >>= 1) sum += CSRKShflDown(0xffffffffu, sum, d, 32);
+    for (int d = 16; d > 0; d >>= 1) sum += CSRKShfl<false>(0xffffffffu, sum, d, 32);
     if (!lane) y[rr] = CSRKLoadL2(y + rr) + sum;
   }
 }
@@ -293,7 +291,6 @@ static inline cudaError_t CSRKMergeLaunchFixup(CSRKIdx ntiles, CSRKIdx m, const 
     return cudaLaunchKernelEx(&cfg, CSRKMergeFixupKernel, ntiles, m, carryrow, carryval, y);
   }
 #endif
-  (void)pdl;
   CSRKMergeFixupKernel<<<blocks, 256, 0, stream>>>(ntiles, m, carryrow, carryval, y);
   return cudaGetLastError();
 }

@@ -14,13 +14,6 @@ typedef PetscMPIInt CSRKRankCount; /* the type of PetscSFGetRootRanks()' and Pet
 typedef PetscInt CSRKRankCount;
 #endif
 
-static PetscErrorCode MatMPICSRKCUDAHaloDestroy(void **halo)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKCUDAHaloDestroy((CSRKHalo *)halo));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The exchange for the current nonzero pattern: leaves are the off-process block's columns (garray), roots the owned
    entries of x; PetscSF's set-up gives both sides of every message in matching order. garray is ascending and the
    SF lists the other ranks in ascending order with their leaves in order, so each rank's values land in a contiguous
@@ -53,9 +46,8 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
   PetscCall(MatCSRKCUDAHaloCreate(PetscObjectComm((PetscObject)A), tag, nll, lranks, loffset, lidx, nrr, rranks, roffset, &h));
   PetscCall(PetscInfo(A, "CSR-k halo exchange through pinned host buffers: %" PetscInt_FMT " values to %d ranks, %" PetscInt_FMT " from %d ranks\n", loffset[nl], nll, roffset[nr], nrr));
   PetscCall(PetscSFDestroy(&sf));
-  sp->halo        = (void *)h;
-  sp->halodestroy = MatMPICSRKCUDAHaloDestroy;
-  sp->halostate   = A->nonzerostate;
+  sp->halo      = h;
+  sp->halostate = A->nonzerostate;
   PetscCall(VecCreate(PETSC_COMM_SELF, &sp->ghost));
   PetscCall(VecSetSizes(sp->ghost, nghost, nghost));
   PetscCall(VecSetType(sp->ghost, VECSEQCUDA));
@@ -85,7 +77,7 @@ static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
   }
   PetscCall(MatMPICSRKCUDAGetHalo(A, sp));
   PetscCall(PetscLogEventBegin(MAT_CSRKHaloBegin, A, xx, 0, 0));
-  PetscCall(MatCSRKCUDAHaloBegin((CSRKHalo)sp->halo));
+  PetscCall(MatCSRKCUDAHaloBegin(sp->halo));
   PetscCall(PetscLogEventEnd(MAT_CSRKHaloBegin, A, xx, 0, 0));
   if (yy) PetscCall((*Ad->ops->multadd)(Ad, xx, yy, zz));
   else PetscCall((*Ad->ops->mult)(Ad, xx, zz));
@@ -93,7 +85,7 @@ static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
   PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
   PetscCheck(PetscMemTypeDevice(xmt), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A CUDA vector gave host memory");
   PetscCall(VecGetArrayWriteAndMemType(sp->ghost, &g, &gmt));
-  PetscCall(MatCSRKCUDAHaloEnd((CSRKHalo)sp->halo, x, g));
+  PetscCall(MatCSRKCUDAHaloEnd(sp->halo, x, g));
   PetscCall(VecRestoreArrayWriteAndMemType(sp->ghost, &g));
   PetscCall(VecRestoreArrayReadAndMemType(xx, &x));
   PetscCall(PetscLogEventEnd(MAT_CSRKHaloEnd, A, xx, 0, 0));
@@ -188,7 +180,6 @@ PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reus
   MatCSRKCOO  *coo = NULL;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   B           = *newmat;
@@ -215,7 +206,6 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   MatCSRKCOO *coo = NULL;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_TRUE, reuse, newmat, &B));
   if (!B) PetscFunctionReturn(PETSC_SUCCESS);
   ((Mat_MPICSRK *)B->spptr)->cuda = PETSC_TRUE;

@@ -234,11 +234,20 @@ static PetscErrorCode CSRKPlanTime(PetscInt n, CSRKDevice *const dv[], PetscReal
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* frees the layout of variant v in d, its device arrays and d->data (a rejected candidate, or the device copy's end) */
+PetscErrorCode CSRKLayoutFree(const CSRKVariant *v, CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(v->arrays) && (!i || v->arrays[i]); i++) CSRKCudaFree(*(void **)((char *)d->data + v->arrays[i]));
+  PetscCall(PetscFree(d->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the layout of d, without the CSR arrays it shares with others */
 static PetscErrorCode CSRKPlanDrop(CSRKDevice *d)
 {
   PetscFunctionBegin;
-  if (d->data) PetscCall((*d->plan->destroy)(d));
+  if (d->data) PetscCall(CSRKLayoutFree(d->plan, d));
   CSRKCudaFree(d->unitptr);
   CSRKCudaFree(d->srptr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -568,7 +577,7 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
 
   PetscFunctionBegin;
   if (!d) PetscFunctionReturn(PETSC_SUCCESS);
-  if (d->data && d->plan) PetscCall((*d->plan->destroy)(d));
+  if (d->data && d->plan) PetscCall(CSRKLayoutFree(d->plan, d));
   CSRKCudaFree(d->rowptr);
   CSRKCudaFree(d->colidx);
   CSRKCudaFree(d->val);

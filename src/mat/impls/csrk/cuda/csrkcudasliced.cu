@@ -392,8 +392,7 @@ static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, 
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sl->rowpat && d->mean > CSRK_SLICED_PLAIN_MAX_MEAN) CSRKSlicedPatternKernel<true><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
-  else if (sl->rowpat) CSRKSlicedPatternKernel<false><<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
+  if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
   else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->rowptr, sl->sliceptr, sl->scol, sl->sval, NULL, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -404,8 +403,7 @@ static PetscErrorCode CSRKSlicedDiagonal(CSRKDevice *d, PetscBool shift, PetscSc
   const CSRKSliced *sl = (const CSRKSliced *)d->data;
 
   PetscFunctionBegin;
-  if (shift) CSRKSlicedDiagonalKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, a);
-  else CSRKSlicedDiagonalKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, v, 0.0);
+  (shift ? CSRKSlicedDiagonalKernel<true> : CSRKSlicedDiagonalKernel<false>)<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, sl->scol, sl->rowpat, sl->patptr, sl->patoff, sl->sval, v, a);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -427,19 +425,4 @@ static void CSRKSlicedView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", sl->pnnz);
 }
 
-static PetscErrorCode CSRKSlicedDestroy(CSRKDevice *d)
-{
-  CSRKSliced *sl = (CSRKSliced *)d->data;
-
-  PetscFunctionBegin;
-  CSRKCudaFree(sl->sliceptr);
-  CSRKCudaFree(sl->sval);
-  CSRKCudaFree(sl->scol);
-  CSRKCudaFree(sl->rowpat);
-  CSRKCudaFree(sl->patptr);
-  CSRKCudaFree(sl->patoff);
-  PetscCall(PetscFree(d->data));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, &CSRKVariantStream, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, CSRKSlicedDestroy};
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, &CSRKVariantStream, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, {offsetof(CSRKSliced, sliceptr), offsetof(CSRKSliced, sval), offsetof(CSRKSliced, scol), offsetof(CSRKSliced, rowpat), offsetof(CSRKSliced, patptr), offsetof(CSRKSliced, patoff)}};

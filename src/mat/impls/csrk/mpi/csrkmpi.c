@@ -8,7 +8,6 @@
    the options down to them.
 */
 #include "../csrkimpl.h"
-#include <stddef.h>
 #include <string.h>
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
@@ -122,7 +121,9 @@ PetscErrorCode MatMPICSRKResetHalo(Mat A)
 
   PetscFunctionBegin;
   if (!sp) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sp->halo) PetscCall((*sp->halodestroy)(&sp->halo));
+#if defined(CSRK_HAVE_CUDA)
+  PetscCall(MatCSRKCUDAHaloDestroy(&sp->halo));
+#endif
   PetscCall(VecDestroy(&sp->ghost));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -183,7 +184,6 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
   Mat B, blk[2];
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   B = *newmat;
@@ -207,7 +207,6 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscBool    same;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   PetscCall(PetscObjectTypeCompare((PetscObject)*newmat, MATMPICSRK, &same));
   if (same) PetscFunctionReturn(PETSC_SUCCESS);

@@ -147,7 +147,6 @@ static void CSRKPatternSymmetric(PetscInt n, const PetscInt *xadj, const PetscIn
     s1 += CSRKHashA((uint64_t)u) * sb;
     s2 += CSRKHashB((uint64_t)u) * sa;
   }
-  (void)nthreads;
   *sym    = (PetscBool)(s1 == s2);
   *sorted = (PetscBool)!unsorted;
 }
@@ -265,7 +264,6 @@ static PetscErrorCode CSRKGraphSymmetrize(PetscInt n, const PetscInt *xadj, cons
 #endif
   for (PetscInt u = 0; u < n; u++)
     if (!dense[u]) (void)CSRKMergeRow(u, adj + xadj[u], xadj[u + 1] - xadj[u], tadj ? tadj + txadj[u] : NULL, tadj ? txadj[u + 1] - txadj[u] : 0, ndense ? dense : NULL, ga + gx[u]);
-  (void)nthreads;
   PetscCall(PetscFree(dense));
   PetscCall(PetscFree(txadj));
   PetscCall(PetscFree(tadj));
@@ -697,7 +695,6 @@ PetscErrorCode MatGetOrdering_BandK(Mat mat, MatOrderingType type, IS *row, IS *
   MatInfo  info;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatGetLocalSize(mat, &m, NULL));
   PetscCall(MatGetBlockSize(mat, &bs));
   PetscCall(MatGetInfo(mat, MAT_LOCAL, &info));

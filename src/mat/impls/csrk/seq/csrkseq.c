@@ -198,7 +198,6 @@ PetscErrorCode MatDestroy_SeqCSRK(Mat A)
 PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatSeqCSRKClear(*newmat));
@@ -216,7 +215,6 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscBool    same;
 
   PetscFunctionBegin;
-  (void)type;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   PetscCall(PetscObjectTypeCompare((PetscObject)*newmat, MATSEQCSRK, &same));
   if (same) PetscFunctionReturn(PETSC_SUCCESS);
