@@ -233,10 +233,12 @@ case " $phases " in *" sanitize "*)
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
-    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes}; do
+    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and auto's
+    # timed choice between the sliced and stream kernels, which needs regular rows without patterns (auto-timed)
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-timed}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
+      [ "$kern" = auto-timed ] && prob="-problem fem3d -n 20"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
       if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
