@@ -71,10 +71,10 @@ static PetscErrorCode CSRKBlockFindNodes(CSRKDevice *d, cudaStream_t stream)
   PetscCall(CSRKReadBack(&st, dst, 1, stream));
   CSRKScratchFree(dst, stream);
   CSRKScratchFree(head, stream);
-  b->nnodes     = nn;
-  b->colent = ncolent;
-  b->noderows  = st.noderows;
-  b->span   = (PetscInt64)st.span;
+  b->nnodes   = nn;
+  b->colent   = ncolent;
+  b->noderows = st.noderows;
+  b->span     = (PetscInt64)st.span;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -7,7 +7,7 @@
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
 #include "csrkcudamerge.cuh"
-#include <petscdevice_cuda.h>
+#include "csrkcudautil.cuh"
 
 #define CSRK_MERGE_THREADS 256
 #define CSRK_MERGE_ITEMS   4
@@ -38,10 +38,9 @@ static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   PetscCall(PetscNew(&mg));
   d->data    = mg;
   mg->ntiles = (PetscInt)((steps + tilesize - 1) / tilesize);
-  PetscCallCUDA(cudaMalloc((void **)&mg->tile, sizeof(CSRKIdx) * 2 * (mg->ntiles + 1)));
-  PetscCallCUDA(cudaMalloc((void **)&mg->carryrow, sizeof(CSRKIdx) * PetscMax(mg->ntiles, 1)));
-  PetscCallCUDA(cudaMalloc((void **)&mg->carryval, sizeof(PetscScalar) * PetscMax(mg->ntiles, 1)));
-  *bytes += sizeof(CSRKIdx) * (3 * mg->ntiles + 2) + sizeof(PetscScalar) * mg->ntiles;
+  PetscCall(CSRKMalloc(&mg->tile, 2 * (mg->ntiles + 1), bytes));
+  PetscCall(CSRKMalloc(&mg->carryrow, mg->ntiles, bytes));
+  PetscCall(CSRKMalloc(&mg->carryval, mg->ntiles, bytes));
   CSRKMergeTilesKernel<<<(unsigned)PetscMax(1, PetscMin((mg->ntiles + 256) / 256, 65535)), 256, 0, stream>>>((CSRKIdx)mg->ntiles, (CSRKIdx)tilesize, (CSRKIdx)d->m, (CSRKIdx)d->nnz, d->rowptr, mg->tile);
   PetscCallCUDA(cudaGetLastError());
   {
