@@ -12,6 +12,7 @@
 
 #define CSRK_LONG_BLOCK                256
 #define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
+#define CSRK_STREAM_BATCH              4
 
 /* what the row kernels keep beside the launch grouping (d->data): the rows longer than longlen, cut into chunks
    [longrowchunk[i], longrowchunk[i + 1]) of long row i, chunk c over entries [longchunkq[2c], longchunkq[2c + 1]) with
@@ -35,7 +36,7 @@ __global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
       PetscScalar   sum = 0.0;
       if (q1 - q0 > longlen) continue;
-      for (CSRKIdx q = q0; q < q1; q++) sum += val[q] * x[colidx[q]];
+      for (CSRKIdx q = q0; q < q1; q++) sum += CSRKLoadStreamed(val + q) * x[__ldcs(colidx + q)];
       CSRKStore(r, perm, z, y, sum);
     }
   }
@@ -54,7 +55,7 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
       PetscScalar   sum = 0.0;
       if (q1 - q0 > longlen) continue; /* the same for the W lanes of the row */
-      for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += val[q] * x[colidx[q]];
+      for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += CSRKLoadStreamed(val + q) * x[__ldcs(colidx + q)];
 #pragma unroll
       for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShfl<false>(mask, sum, d, W);
       if (threadIdx.x == 0) CSRKStore(r, perm, z, y, sum);
@@ -65,14 +66,27 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
 /* Stream kernel for regular rows of moderate length: the block's super-super-row is contiguous in the CSR arrays, so
    its products val[q] * x[col[q]] are formed with fully coalesced loads into shared memory, then each thread sums
    one row from there in order (deterministic). It avoids the idle lanes a fixed sub-warp leaves on rows of, e.g.,
-   27 entries, and the uncoalesced loads of a thread per row. */
+   27 entries, and the uncoalesced loads of a thread per row. A thread loads CSRK_STREAM_BATCH values and columns
+   before it gathers x, so that a batch costs two memory round trips, as in the sliced kernels. */
 __global__ void CSRKStreamKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   extern __shared__ unsigned char csrk_smem[];
   PetscScalar  *prod = (PetscScalar *)csrk_smem;
   const CSRKIdx u = blockIdx.x, r0 = srptr[unitptr[u]], r1 = srptr[unitptr[u + 1]], q0 = rowptr[r0], q1 = rowptr[r1];
   const unsigned nt = blockDim.x;
-  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += nt) prod[q - q0] = val[q] * x[colidx[q]];
+  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += CSRK_STREAM_BATCH * nt) {
+    PetscScalar a[CSRK_STREAM_BATCH];
+    CSRKIdx     c[CSRK_STREAM_BATCH];
+#pragma unroll
+    for (int k = 0; k < CSRK_STREAM_BATCH; k++)
+      if (q + k * nt < q1) {
+        a[k] = CSRKLoadStreamed(val + q + k * nt);
+        c[k] = __ldcs(colidx + q + k * nt);
+      }
+#pragma unroll
+    for (int k = 0; k < CSRK_STREAM_BATCH; k++)
+      if (q + k * nt < q1) prod[q + k * nt - q0] = a[k] * x[c[k]];
+  }
   __syncthreads();
   for (CSRKIdx r = r0 + threadIdx.x; r < r1; r += nt) {
     const CSRKIdx a = rowptr[r] - q0, b = rowptr[r + 1] - q0;
@@ -91,7 +105,7 @@ __global__ void CSRKLongChunkKernel(const CSRKIdx *__restrict__ chunkq, const CS
   __shared__ PetscScalar warpsum[CSRK_LONG_BLOCK / 32];
   const CSRKIdx          q0 = chunkq[2 * blockIdx.x], q1 = chunkq[2 * blockIdx.x + 1];
   PetscScalar            sum = 0.0;
-  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += val[q] * x[colidx[q]];
+  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += CSRKLoadStreamed(val + q) * x[__ldcs(colidx + q)];
   for (int d = 16; d > 0; d >>= 1) sum += CSRKShfl<false>(0xffffffffu, sum, d, 32);
   if ((threadIdx.x & 31) == 0) warpsum[threadIdx.x >> 5] = sum;
   __syncthreads();
