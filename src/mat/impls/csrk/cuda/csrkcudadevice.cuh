@@ -30,7 +30,8 @@ __device__ __forceinline__ void CSRKStore(PetscInt r, const CSRKIdx *__restrict_
   y[dst]            = z ? z[dst] + sum : sum;
 }
 
-/* streamed once per product: load without keeping the lines in L1, which is left to x */
+/* read once a product (the matrix entries): loaded evict-first (ld.global.cs), so that the caches keep x, which the
+   products gather */
 __device__ __forceinline__ PetscScalar CSRKLoadStreamed(const PetscScalar *p)
 {
 #if defined(PETSC_USE_COMPLEX)
@@ -38,6 +39,12 @@ __device__ __forceinline__ PetscScalar CSRKLoadStreamed(const PetscScalar *p)
 #else
   return __ldcs(p);
 #endif
+}
+
+/* val[q] x[col[q]]: entry q of a matrix stored as values and column indices, both streamed */
+__device__ __forceinline__ PetscScalar CSRKStreamedProduct(const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ col, const PetscScalar *__restrict__ x, CSRKIdx q)
+{
+  return CSRKLoadStreamed(val + q) * x[__ldcs(col + q)];
 }
 
 #endif

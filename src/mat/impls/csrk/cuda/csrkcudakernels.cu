@@ -36,7 +36,7 @@ __global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
       PetscScalar   sum = 0.0;
       if (q1 - q0 > longlen) continue;
-      for (CSRKIdx q = q0; q < q1; q++) sum += CSRKLoadStreamed(val + q) * x[__ldcs(colidx + q)];
+      for (CSRKIdx q = q0; q < q1; q++) sum += CSRKStreamedProduct(val, colidx, x, q);
       CSRKStore(r, perm, z, y, sum);
     }
   }
@@ -55,7 +55,7 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
       PetscScalar   sum = 0.0;
       if (q1 - q0 > longlen) continue; /* the same for the W lanes of the row */
-      for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += CSRKLoadStreamed(val + q) * x[__ldcs(colidx + q)];
+      for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += CSRKStreamedProduct(val, colidx, x, q);
 #pragma unroll
       for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShfl<false>(mask, sum, d, W);
       if (threadIdx.x == 0) CSRKStore(r, perm, z, y, sum);
@@ -105,7 +105,7 @@ __global__ void CSRKLongChunkKernel(const CSRKIdx *__restrict__ chunkq, const CS
   __shared__ PetscScalar warpsum[CSRK_LONG_BLOCK / 32];
   const CSRKIdx          q0 = chunkq[2 * blockIdx.x], q1 = chunkq[2 * blockIdx.x + 1];
   PetscScalar            sum = 0.0;
-  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += CSRKLoadStreamed(val + q) * x[__ldcs(colidx + q)];
+  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += CSRKStreamedProduct(val, colidx, x, q);
   for (int d = 16; d > 0; d >>= 1) sum += CSRKShfl<false>(0xffffffffu, sum, d, 32);
   if ((threadIdx.x & 31) == 0) warpsum[threadIdx.x >> 5] = sum;
   __syncthreads();

@@ -143,7 +143,7 @@ __global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const
       CSRKIdx       q   = base + i;
       /* unrolled so that several loads of a thread are in flight at once */
 #pragma unroll 4
-      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKStreamedProduct(sval, scol, x, q);
       CSRKStore(r0 + i, perm, z, y, sum);
     }
   }
