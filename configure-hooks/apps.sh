@@ -22,7 +22,9 @@
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
 #   NAME-rand:         NAME randomly renumbered
 # ex10 -f solves the system twice (its two stages, load and set-up included): the solve time is the sum of both
-# KSPSolve events. The matrices are made once into FEM_DIR (default $OUT/fem) with every core of the machine. GPUTIME=0 leaves out the
+# KSPSolve events. It loads the right-hand side from the file as a host vector, so on the GPU its solution stays on
+# the host and every CG iteration copies a vector to the host; FEM_RHS=random (ex10's -rhs random) makes both vectors
+# with MatCreateVecs instead, on the device, as an application that keeps its vectors there. The matrices are made once into FEM_DIR (default $OUT/fem) with every core of the machine. GPUTIME=0 leaves out the
 # -log_view_gpu_time run of the GPU mode (scaling runs).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -119,7 +121,7 @@ cmd[ex56]="ex56 -ne $ex56ne -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg
 ev[ex56]=KSPSolve
 for m in fem-p1 fem-p2 fem-elast gen-fem3d gen-femelast3d; do
   for v in "" -rand; do
-    cmd[$m$v]="ex10 -f $femdir/$m$v.bin -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -mat_type T $v56"
+    cmd[$m$v]="ex10 -f $femdir/$m$v.bin -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -mat_type T $v56${FEM_RHS:+ -rhs $FEM_RHS -ksp_divtol 1e300}"
     ev[$m$v]=KSPSolve
   done
 done
