@@ -360,6 +360,16 @@ static PetscErrorCode CSRKVectorSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
     else d->by *= d->bz;
     d->bz = 1;
   }
+  /* no more rows and super-rows of threads than a unit has: the loops stride over larger units, but the threads
+     beyond a smaller one would idle while holding the block's share of the SM (a unit of 2 super-rows in a block
+     shaped for 8 ran a quarter of the block) */
+  if (d->width == 1) {
+    d->bx = (unsigned)PetscMin((PetscInt)d->bx, d->sr);
+    d->by = (unsigned)PetscMin((PetscInt)d->by, d->ssr);
+  } else {
+    d->by = (unsigned)PetscMin((PetscInt)d->by, d->sr);
+    d->bz = (unsigned)PetscMin((PetscInt)d->bz, d->ssr);
+  }
   PetscCall(CSRKRowsBuild(d, CSRKLongRowLength(d->mean, d->maxlen), CSRKRowsCompressed(d), 0, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
