@@ -284,6 +284,8 @@ build ex50 ksp/ksp/tutorials/ex50.c
 build ex56 ksp/ksp/tutorials/ex56.c
 build ex5 snes/tutorials/ex5.c
 build ex19 snes/tutorials/ex19.c
+build ex13 snes/tutorials/ex13.c
+build ex17 snes/tutorials/ex17.c
 
 # ex2: 2D Laplacian, MatCreate + MatSetFromOptions + preallocation; GMRES with ILU / block Jacobi+ILU
 A2=(-m 20 -n 20 "${KSPOPT[@]}")
@@ -325,6 +327,24 @@ check ex50-np3-mg         3 dm_mat_type ex50 -ksp_view -da_grid_x 9 -da_grid_y 9
 # cube of them), under the default set-up budget (the other cases build at the first product): blocks with rows but
 # no nonzeros of their own on some ranks, structures built and filled by parts, value changes
 check ex56-np8-gamg-budget 8 mat_type ex56 -ksp_view -ne 11 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8 -mat_csrk_setup budget "${KSPOPT[@]}"
+
+# ex13 and ex17: DMPlex finite elements on PETSc's unstructured tetrahedral mesh file, Poisson and linear elasticity
+# (block size 3) in P1 and P2: every row its own column list and values, assembled by PetscFE into the DM's matrix
+# type. On 3 ranks, where PETSc 3.18 applies the mesh's Dirichlet label (on one rank its operator is singular), and
+# unrefined, where the distribution is the same from run to run.
+MESH=
+for d in "$DATAFILES" "/usr/share/petsc/$VMAJ.$VMIN/share/petsc/datafiles" "$PETSC_DIR/share/petsc/datafiles" "${PETSC_SRC:+$PETSC_SRC/share/petsc/datafiles}"; do
+  if [ -n "$d" ] && [ -f "$d/meshes/mesh-3d-box-innersphere.msh" ]; then MESH=$d/meshes/mesh-3d-box-innersphere.msh; break; fi
+done
+if [ -z "$MESH" ]; then
+  skip ex13-ex17 "no meshes/mesh-3d-box-innersphere.msh under PETSc's data files (set DATAFILESPATH)"
+else
+  APLEX=(-dm_plex_filename "$MESH" -dm_plex_boundary_label marker -ksp_type cg -pc_type jacobi -ksp_rtol 1e-10 "${SNESOPT[@]}")
+  check ex13-np3-p1       3 dm_mat_type ex13 -snes_view "${APLEX[@]}" -potential_petscspace_degree 1
+  check ex13-np3-p2       3 dm_mat_type ex13 -snes_view "${APLEX[@]}" -potential_petscspace_degree 2
+  check ex17-np3-p1       3 dm_mat_type ex17 -snes_view "${APLEX[@]}" -displacement_petscspace_degree 1
+  check ex17-np3-p2       3 dm_mat_type ex17 -snes_view "${APLEX[@]}" -displacement_petscspace_degree 2
+fi
 
 # ex5: Bratu problem on a DMDA, Newton
 check ex5-np1             1 dm_mat_type ex5 -snes_view "${SNESOPT[@]}"
