@@ -21,6 +21,10 @@
 #                      refinement takes minutes)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
 #   NAME-rand:         NAME randomly renumbered
+#   plex-p1, plex-p2, plex-elast: the same DMPlex tutorials run as the application, the type given to their DM
+#                      (-dm_mat_type T, and -dm_vec_type cuda on the GPU), one Newton step of FEM_ITS CG + Jacobi
+#                      iterations (KSPSolve); PETSc 3.18 distributes this mesh differently from run to run on several
+#                      ranks (the problem sizes differ by up to 2 %), PETSc 3.26 on one rank does not
 # ex10 -f solves the system twice (its two stages, load and set-up included): the solve time is the sum of both
 # KSPSolve events. It loads the right-hand side from the file as a host vector, so on the GPU its solution stays on
 # the host and every CG iteration copies a vector to the host; FEM_RHS=random (ex10's -rhs random) makes both vectors
@@ -77,18 +81,20 @@ femdir=${FEM_DIR:-$out/fem}
 permbin=${PERMBIN:-${BUILD:-$top/build}/tutorials/permbin}
 
 # femmat NAME: makes $femdir/NAME.bin (the matrix and a random right-hand side) unless it exists
+# PETSc's unstructured tetrahedral mesh file: in a source tree or a prefix install beside share/petsc/examples
+mesh=""
+for d in $srcs; do
+  for m in "$d/share/petsc/datafiles/meshes" "$d/../datafiles/meshes"; do
+    [ -z "$mesh" ] && [ -f "$m/mesh-3d-box-innersphere.msh" ] && mesh=$m/mesh-3d-box-innersphere.msh
+  done
+done
+
 femmat() {
-  local name=$1 base=${1%-rand} f=$femdir/$1.bin perm=-1 mesh="" plex gnp
+  local name=$1 base=${1%-rand} f=$femdir/$1.bin perm=-1 plex gnp
   gnp=$(nproc); [ "$gnp" -gt 16 ] && gnp=16
   [ -f "$f" ] && return 0
   mkdir -p "$femdir"
   [ "$base" != "$name" ] && perm=1
-  # PETSc's data files: in a source tree or a prefix install beside share/petsc/examples
-  for d in $srcs; do
-    for m in "$d/share/petsc/datafiles/meshes" "$d/../datafiles/meshes"; do
-      [ -z "$mesh" ] && [ -f "$m/mesh-3d-box-innersphere.msh" ] && mesh=$m/mesh-3d-box-innersphere.msh
-    done
-  done
   plex="-dm_plex_filename $mesh -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
   if [ ! -f "$femdir/$base.raw" ]; then
     local t0=$SECONDS
@@ -125,6 +131,13 @@ for m in fem-p1 fem-p2 fem-elast gen-fem3d gen-femelast3d; do
     ev[$m$v]=KSPSolve
   done
 done
+# the DMPlex tutorials themselves, the matrix type given to their DM (-dm_mat_type, and -dm_vec_type on the GPU):
+# PetscFE assembles on the host, then one Newton step solves with FEM_ITS CG iterations (KSPSolve)
+plexapp="-dm_plex_filename $mesh -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -dm_mat_type T $vec"
+cmd[plex-p1]="ex13 $plexapp -dm_refine $femref -potential_petscspace_degree 1"
+cmd[plex-p2]="ex13 $plexapp -dm_refine $((femref - 1)) -potential_petscspace_degree 2"
+cmd[plex-elast]="ex17 $plexapp -dm_refine $((femref - 1)) -displacement_petscspace_degree 1"
+for m in plex-p1 plex-p2 plex-elast; do ev[$m]=KSPSolve; done
 apps=$(echo "${APPS:-ex45,bench_kspsolve,ex5,ex19,ex56}" | tr , ' ')
 # ex56 decomposes its cube into a cube of ranks: the largest cube number of ranks up to NP, for every type
 np56=1; while [ $(((np56 + 1) ** 3)) -le "$np" ]; do np56=$((np56 + 1)); done; np56=$((np56 ** 3))
