@@ -23,8 +23,8 @@
 #   NAME-rand:         NAME randomly renumbered
 #   plex-p1, plex-p2, plex-elast: the same DMPlex tutorials run as the application, the type given to their DM
 #                      (-dm_mat_type T, and -dm_vec_type cuda on the GPU), one Newton step of FEM_ITS CG + Jacobi
-#                      iterations (KSPSolve); PETSc 3.18 distributes this mesh differently from run to run on several
-#                      ranks (the problem sizes differ by up to 2 %), PETSc 3.26 on one rank does not
+#                      iterations (KSPSolve), with PETSc's simple partitioner (the default one distributes this mesh
+#                      differently from run to run in PETSc 3.18)
 # ex10 -f solves the system twice (its two stages, load and set-up included): the solve time is the sum of both
 # KSPSolve events. It loads the right-hand side from the file as a host vector, so on the GPU its solution stays on
 # the host and every CG iteration copies a vector to the host; FEM_RHS=random (ex10's -rhs random) makes both vectors
@@ -133,7 +133,7 @@ for m in fem-p1 fem-p2 fem-elast gen-fem3d gen-femelast3d; do
 done
 # the DMPlex tutorials themselves, the matrix type given to their DM (-dm_mat_type, and -dm_vec_type on the GPU):
 # PetscFE assembles on the host, then one Newton step solves with FEM_ITS CG iterations (KSPSolve)
-plexapp="-dm_plex_filename $mesh -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -dm_mat_type T $vec"
+plexapp="-dm_plex_filename $mesh -dm_plex_boundary_label marker -petscpartitioner_type simple -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -dm_mat_type T $vec"
 cmd[plex-p1]="ex13 $plexapp -dm_refine $femref -potential_petscspace_degree 1"
 cmd[plex-p2]="ex13 $plexapp -dm_refine $((femref - 1)) -potential_petscspace_degree 2"
 cmd[plex-elast]="ex17 $plexapp -dm_refine $((femref - 1)) -displacement_petscspace_degree 1"

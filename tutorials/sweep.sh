@@ -5,7 +5,7 @@
 # 0.97: csrk slower) of the solve event and of the whole run (`Time (sec)` of -log_view: loading the plugin, assembly,
 # csrk's set-up, the solves). Two parts:
 #
-#  tutorials  every tutorial of tests/petsc-tutorials.sh (ksp ex2, ex23, ex50, ex56, snes ex5, ex19) at its test size
+#  tutorials  every tutorial of tests/petsc-tutorials.sh (ksp ex2, ex23, ex50, ex56, snes ex5, ex19, ex13, ex17) at its test size
 #             (a run of a few milliseconds) and at a size a user waits for, on 1 and NP ranks;
 #  matrices   ksp ex10 (a PETSc binary matrix, loaded and solved twice: the second system's load, set-up and solve are
 #             timed) on every matrix of the bench set: 3D 7- and 27-point Laplacians, 3D elasticity (block size 3),
@@ -93,7 +93,7 @@ else
   cflags=$(pkg-config --cflags PETSc) libs=$(pkg-config --libs PETSc)
   libs="$libs $(for w in $libs; do case $w in -L*) printf -- '-Wl,-rpath,%s ' "${w#-L}" ;; esac; done)"
 fi
-for ex in ksp/ksp/tutorials/ex2 ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex23 ksp/ksp/tutorials/ex50 ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19; do
+for ex in ksp/ksp/tutorials/ex2 ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex23 ksp/ksp/tutorials/ex50 ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19 snes/tutorials/ex13 snes/tutorials/ex17; do
   b=$out/bin/$(basename "$ex")
   # shellcheck disable=SC2086
   [ -x "$b" ] || mpicc -O2 $cflags "$srcs/src/$ex.c" -o "$b" $libs -lm >"$out/logs/build-$(basename "$ex").log" 2>&1 || echo "sweep: could not build $ex"
@@ -142,6 +142,22 @@ if [[ " $parts " == *" tutorials "* ]]; then
       "ex19-test-np$p|ex19|$p|SNESSolve|dm_mat_type|-da_grid_x 17 -da_grid_y 17"
       "ex19-np$p|ex19|$p|SNESSolve|dm_mat_type|-da_grid_x 129 -da_grid_y 129 -ksp_type gmres -pc_type jacobi -ksp_max_it 400")
   done
+  # ex13 and ex17 (DMPlex, PetscFE) on PETSc's unstructured tetrahedral mesh file: one Newton step, CG + Jacobi for a
+  # fixed count (on one rank PETSc 3.18 leaves this mesh's operator singular); PETSc's simple partitioner, since the
+  # default one distributes this mesh differently from run to run
+  mesh=""
+  for m in "$srcs/share/petsc/datafiles/meshes" "$srcs/../datafiles/meshes"; do
+    [ -z "$mesh" ] && [ -f "$m/mesh-3d-box-innersphere.msh" ] && mesh=$m/mesh-3d-box-innersphere.msh
+  done
+  if [ -n "$mesh" ]; then
+    plex="-dm_plex_filename $mesh -dm_plex_boundary_label marker -petscpartitioner_type simple -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_convergence_test skip"
+    for p in 1 "$np"; do
+      cases+=("ex13-p1-test-np$p|ex13|$p|SNESSolve|dm_mat_type|$plex -ksp_max_it 40 -potential_petscspace_degree 1"
+        "ex13-p1-np$p|ex13|$p|SNESSolve|dm_mat_type|$plex -ksp_max_it 400 -dm_refine 3 -potential_petscspace_degree 1"
+        "ex13-p2-np$p|ex13|$p|SNESSolve|dm_mat_type|$plex -ksp_max_it 400 -dm_refine 2 -potential_petscspace_degree 2"
+        "ex17-np$p|ex17|$p|SNESSolve|dm_mat_type|$plex -ksp_max_it 400 -dm_refine 2 -displacement_petscspace_degree 1")
+    done
+  else echo "sweep: mesh-3d-box-innersphere.msh not found, ex13 and ex17 left out"; fi
   # ex56 cuts its cube into a cube of ranks: 1 and 8
   a56="-alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8"
   cases+=("ex56-test-np1|ex56|1|KSPSolve|mat_type|-ne 11 $a56"
