@@ -28,8 +28,9 @@
 # ex10 -f solves the system twice (its two stages, load and set-up included): the solve time is the sum of both
 # KSPSolve events. It loads the right-hand side from the file as a host vector, so on the GPU its solution stays on
 # the host and every CG iteration copies a vector to the host; FEM_RHS=random (ex10's -rhs random) makes both vectors
-# with MatCreateVecs instead, on the device, as an application that keeps its vectors there. The matrices are made once into FEM_DIR (default $OUT/fem) with every core of the machine. GPUTIME=0 leaves out the
-# -log_view_gpu_time run of the GPU mode (scaling runs).
+# with MatCreateVecs instead, on the device, as an application that keeps its vectors there. The matrices are made
+# once into FEM_DIR (default $OUT/fem) with every core of the machine. GPUTIME=0 leaves out the -log_view_gpu_time
+# run of the GPU mode (scaling runs).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-cpu}
@@ -80,7 +81,6 @@ femits=${FEM_ITS:-500}
 femdir=${FEM_DIR:-$out/fem}
 permbin=${PERMBIN:-${BUILD:-$top/build}/tutorials/permbin}
 
-# femmat NAME: makes $femdir/NAME.bin (the matrix and a random right-hand side) unless it exists
 # PETSc's unstructured tetrahedral mesh file: in a source tree or a prefix install beside share/petsc/examples
 mesh=""
 for d in $srcs; do
@@ -89,6 +89,7 @@ for d in $srcs; do
   done
 done
 
+# femmat NAME: makes $femdir/NAME.bin (the matrix and a random right-hand side) unless it exists
 femmat() {
   local name=$1 base=${1%-rand} f=$femdir/$1.bin perm=-1 plex gnp
   gnp=$(nproc); [ "$gnp" -gt 16 ] && gnp=16

@@ -73,9 +73,11 @@ for d in "/usr/share/petsc/$VMAJ.$VMIN/share/petsc/examples" "$PETSC_DIR/share/p
 done
 [ -n "$EXAMPLES" ] || skip_all "PETSc $VMAJ.$VMIN example sources not found (Debian: libpetsc$VMAJ.$VMIN-dev-examples; else set PETSC_SRC to the PETSc source tree)"
 
+# PETSc's data-file folders, in the order they are searched (matrices for ex10, the mesh for ex13 and ex17)
+DATADIRS=("${DATAFILESPATH:-}" "/usr/share/petsc/$VMAJ.$VMIN/share/petsc/datafiles" "$PETSC_DIR/share/petsc/datafiles"
+          "$EXAMPLES/../datafiles" "$EXAMPLES/share/petsc/datafiles" "${PETSC_SRC:+$PETSC_SRC/share/petsc/datafiles}")
 DATAFILES=
-for d in "${DATAFILESPATH:-}" "/usr/share/petsc/$VMAJ.$VMIN/share/petsc/datafiles" "$PETSC_DIR/share/petsc/datafiles" \
-         "$EXAMPLES/../datafiles" "$EXAMPLES/share/petsc/datafiles" "${PETSC_SRC:+$PETSC_SRC/share/petsc/datafiles}"; do
+for d in "${DATADIRS[@]}"; do
   if [ -n "$d" ] && [ -d "$d/matrices" ]; then DATAFILES=$(cd "$d" && pwd); break; fi
 done
 
@@ -333,7 +335,7 @@ check ex56-np8-gamg-budget 8 mat_type ex56 -ksp_view -ne 11 -alpha 1.e-3 -ksp_ty
 # type. On 3 ranks, where PETSc 3.18 applies the mesh's Dirichlet label (on one rank its operator is singular), with
 # PETSc's simple partitioner (the default one distributes this mesh differently from run to run).
 MESH=
-for d in "$DATAFILES" "/usr/share/petsc/$VMAJ.$VMIN/share/petsc/datafiles" "$PETSC_DIR/share/petsc/datafiles" "${PETSC_SRC:+$PETSC_SRC/share/petsc/datafiles}"; do
+for d in "${DATADIRS[@]}"; do
   if [ -n "$d" ] && [ -f "$d/meshes/mesh-3d-box-innersphere.msh" ]; then MESH=$d/meshes/mesh-3d-box-innersphere.msh; break; fi
 done
 if [ -z "$MESH" ]; then
