@@ -131,6 +131,8 @@ case " $phases " in *" test "* | *" test-kernels "*)
   # unstructured rows of nearly equal length without row patterns: auto times the sliced kernel against the stream kernel
   run_info "parity auto on unstructured rows: sliced timed against stream" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
   run_info "parity auto on unstructured rows, renumbered: timed" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -permute 1 -ctype csrkcuda
+  # irregular rows: auto times the merge kernel against the vector kernel
+  run_info "parity auto on irregular rows: merge timed against vector" "Timed at set-up: merge kernel" "$build/tests/parity" -problem powerlaw -n 5000 -ctype csrkcuda
   run_info "parity sliced, too many patterns (random)" "do not fit the dictionary" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run_info "parity sliced, too many patterns (scrambled 27-point)" "do not fit the dictionary" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run "parity sliced, rectangular" 1 "$build/tests/parity" -problem randrect -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
@@ -170,6 +172,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   for kern in sliced stream merge vector block; do
     run "state csrkcuda $kern" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel $kern
   done
+  run "state csrkcuda auto on irregular rows (merge timed against vector)" 1 "$build/tests/state" -ctype csrkcuda -problem powerlaw -n 3000
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
   run "apiparity csrkcuda" 1 "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
@@ -234,11 +237,13 @@ case " $phases " in *" sanitize "*)
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
     # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and auto's
-    # timed choice between the sliced and stream kernels, which needs regular rows without patterns (auto-timed)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-timed}; do
+    # timed choice between the sliced and stream kernels, which needs regular rows without patterns (auto-timed), and
+    # the one between the merge and vector kernels, on irregular rows (auto-irregular)
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-timed auto-irregular}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
       [ "$kern" = auto-timed ] && prob="-problem fem3d -n 20"
+      [ "$kern" = auto-irregular ] && prob="-problem powerlaw -n 3000"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
       if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
         echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"

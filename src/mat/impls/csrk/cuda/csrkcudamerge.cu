@@ -78,4 +78,4 @@ static void CSRKMergeView(const CSRKDevice *d, char *buf, size_t len)
   snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " tiles of %d rows and nonzeros%s", mg->ntiles, CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS, mg->pdl ? ", fix-up as a programmatic dependent launch" : "");
 }
 
-const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRK_CSR_ALL, NULL, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, {offsetof(CSRKMerge, tile), offsetof(CSRKMerge, carryrow), offsetof(CSRKMerge, carryval)}};
+const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRK_CSR_ALL, &CSRKVariantVector, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, {offsetof(CSRKMerge, tile), offsetof(CSRKMerge, carryrow), offsetof(CSRKMerge, carryval)}};
