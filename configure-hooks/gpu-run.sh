@@ -127,7 +127,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
     run_info "parity sliced, device row patterns: $pr" "Sliced kernel over row patterns" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced
     run_info "parity sliced, patterns off: $pr" "set up on the device: kernel sliced" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   done
-  run_info "parity sliced, auto on a stencil" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
+  run_info "parity sliced, auto on a stencil: row patterns timed against stream" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
   # unstructured rows of nearly equal length without row patterns: auto times the sliced kernel against the stream kernel
   run_info "parity auto on unstructured rows: sliced timed against stream" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
   run_info "parity auto on unstructured rows, renumbered: timed" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -permute 1 -ctype csrkcuda
@@ -144,7 +144,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   pb="-problem elasticity3d -n 12 -permute 1 -permute_bs 3"
   run_info "parity block, auto on elasticity3d renumbered by vertex" "set up on the device: kernel block" "$build/tests/parity" $pb -ctype csrkcuda
   run_info "parity block, auto on femelast3d" "set up on the device: kernel block" "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda
-  run_info "parity block, auto keeps the sliced kernel on elasticity3d in natural order" "Sliced kernel over row patterns" "$build/tests/parity" -problem elasticity3d -n 14 -ctype csrkcuda
+  run_info "parity block, auto takes the row patterns, not nodes, on elasticity3d in natural order" "Sliced kernel over row patterns" "$build/tests/parity" -problem elasticity3d -n 14 -ctype csrkcuda
   run_info "parity block, auto not on a renumbered stencil (no nodes)" "Block kernel not taken" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda
   run_info "parity block, 16-bit offsets" "16-bit offsets from each node's base" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block
   run_info "parity block, 32-bit columns" "as 32-bit columns" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block -mat_csrk_compress_indices 0
@@ -237,11 +237,11 @@ case " $phases " in *" sanitize "*)
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
     # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and auto's
-    # timed choice between the sliced and stream kernels, which needs regular rows without patterns (auto-timed), and
-    # the one between the merge and vector kernels, on irregular rows (auto-irregular)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-timed auto-irregular}; do
+    # timed choice between the sliced and stream kernels, on regular rows without and with row patterns (auto-timed,
+    # auto-patterns), and the one between the merge and vector kernels, on irregular rows (auto-irregular)
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-timed auto-patterns auto-irregular}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
-      [ "$kern" = sliced-patterns ] && prob="-problem lap3d27 -n 14"
+      [ "$kern" = sliced-patterns ] || [ "$kern" = auto-patterns ] && prob="-problem lap3d27 -n 14"
       [ "$kern" = auto-timed ] && prob="-problem fem3d -n 20"
       [ "$kern" = auto-irregular ] && prob="-problem powerlaw -n 3000"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"

@@ -318,15 +318,16 @@ static inline PetscBool CSRKRowsCompressed(const CSRKDevice *d)
   return (PetscBool)(d->m >= 1024 && 2 * d->nonzerorows <= d->m);
 }
 
-/* Under auto the stream kernel takes rows longer than 8 on average or irregular rows, where a unit's nonzeros fit in
-   shared memory (up to CSRK_STREAM_SMEM_MAX, more than the default 48 KB) */
+/* Under auto the stream kernel takes rows longer than 8 on average or irregular rows, and is timed against the sliced
+   kernel, where a unit's nonzeros fit in shared memory (up to CSRK_STREAM_SMEM_MAX, more than the default 48 KB) */
 static PetscErrorCode CSRKStreamSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   PetscBool fits;
 
   PetscFunctionBegin;
   PetscCall(CSRKPlanFits(d, st, &fits, stream));
-  if (!st->forced && !((d->mean > 8 || st->cv > CSRK_GPU_SLICED_MAX_CV) && fits)) PetscFunctionReturn(PETSC_SUCCESS);
+  /* st->sliced: the sliced kernel's rule holds, so the stream kernel is set up as its rival */
+  if (!st->forced && !((d->mean > 8 || st->cv > CSRK_GPU_SLICED_MAX_CV || st->sliced) && fits)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCUDA(cudaFuncSetAttribute(CSRKStreamKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CSRK_STREAM_SMEM_MAX));
   PetscCheck(fits, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", st->maxu);
   d->kernel = MAT_CSRK_CUDA_KERNEL_STREAM;

@@ -254,9 +254,10 @@ static PetscErrorCode CSRKPlanDrop(CSRKDevice *d)
 }
 
 /* The rival of the chosen entry (its own layout beside d's, over the same CSR arrays and from the same row grouping
-   base) set up under its rule and timed against d: the faster stays in d. The sliced kernel over plain columns and
-   the stream kernel gather x by 32 rows at a step and along the rows: which is faster depends on how the numbering
-   places the columns of neighbouring rows, which no statistic of the row lengths tells (docs/tuning.md). The merge
+   base) set up under its rule and timed against d: the faster stays in d. The sliced kernel and the stream kernel
+   gather x by 32 rows at a step and along the rows: which is faster depends on how the numbering places the columns
+   of neighbouring rows, which no statistic of the row lengths tells, and on the size (the sliced kernel's units of
+   512 rows leave the SMs idle on a small block; docs/tuning.md). The merge
    kernel's even tiles win on rows of very different lengths, the vector kernel's lanes a row where the lengths
    vary but within a few multiples of the mean (finite elements of order 2), which the variance alone does not tell */
 static PetscErrorCode CSRKPlanRival(Mat A, CSRKDevice *d, const CSRKDevice *base, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, size_t b0, cudaStream_t stream)
@@ -292,8 +293,7 @@ static PetscErrorCode CSRKPlanRival(Mat A, CSRKDevice *d, const CSRKDevice *base
 
 /* The plan of d: the row statistics, the row grouping of the GPU size rule (tuning.c; the sliced and block kernels
    set their own), then the forced kernel's entry set up, or the first entry whose rule holds (timed against its rival
-   where it has one and the rows have no row patterns, which the sliced kernel is known to run best); last, the CSR
-   arrays the plan does not read are freed */
+   where it has one); last, the CSR arrays the plan does not read are freed */
 static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, const CSRKRowStats *rs, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR ? MAT_CSRK_CUDA_KERNEL_VECTOR : opt->cuda_kernel;
@@ -311,16 +311,16 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   st.pnnz        = (PetscInt64)rs->pnnz;
   st.maxu        = -1;
   CSRKPlanSizes(d, opt->cuda_kernel, opt);
-  PetscCall(CSRKSlicedPrepare(A, d, opt, &st, bytes, stream));
-  base = *d;
+  base = *d; /* what a rival starts from: no row patterns, which only the sliced kernel reads */
   b0   = *bytes;
+  PetscCall(CSRKSlicedPrepare(A, d, opt, &st, bytes, stream));
   for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable) && !d->plan; i++) {
     if (st.forced && CSRKPlanTable[i]->kernel != kern) continue;
     PetscCall((*CSRKPlanTable[i]->setup)(A, d, opt, &st, bytes, stream));
     if (d->kernel != MAT_CSRK_CUDA_KERNEL_AUTO) d->plan = CSRKPlanTable[i];
   }
   PetscCheck(d->plan, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No GPU kernel set up");
-  if (!st.forced && d->plan->rival && !d->npat) PetscCall(CSRKPlanRival(A, d, &base, opt, &st, bytes, b0, stream));
+  if (!st.forced && d->plan->rival) PetscCall(CSRKPlanRival(A, d, &base, opt, &st, bytes, b0, stream));
   if (!(d->plan->csr & CSRK_CSR_ROWPTR)) {
     CSRKCudaFree(d->rowptr);
     *bytes -= sizeof(CSRKIdx) * ((size_t)d->m + 1);
