@@ -257,9 +257,9 @@ static PetscErrorCode CSRKPlanDrop(CSRKDevice *d)
    base) set up under its rule and timed against d: the faster stays in d. The sliced kernel and the stream kernel
    gather x by 32 rows at a step and along the rows: which is faster depends on how the numbering places the columns
    of neighbouring rows, which no statistic of the row lengths tells, and on the size (the sliced kernel's units of
-   512 rows leave the SMs idle on a small block; docs/tuning.md). The merge
-   kernel's even tiles win on rows of very different lengths, the vector kernel's lanes a row where the lengths
-   vary but within a few multiples of the mean (finite elements of order 2), which the variance alone does not tell */
+   512 rows leave the SMs idle on a small block; docs/tuning.md). The merge kernel's even tiles win on rows of very
+   different lengths, the vector kernel's lanes a row where the lengths vary but within a few multiples of the mean
+   (finite elements of order 2), which the variance alone does not tell */
 static PetscErrorCode CSRKPlanRival(Mat A, CSRKDevice *d, const CSRKDevice *base, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, size_t b0, cudaStream_t stream)
 {
   CSRKDevice *r, *dv[2];
