@@ -19,6 +19,7 @@
 #                      (P1: about 3 M rows; with a FEM_DIR of its own, since the matrices are kept by name)
 #   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
 #                      refinement takes minutes)
+#   fem-elast-p2:      the same in P2 (-dm_refine 3: about 1.2 M rows of about 80 nonzeros)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
 #   NAME-rand:         NAME randomly renumbered
 #   plex-p1, plex-p2, plex-elast: the same DMPlex tutorials run as the application, the type given to their DM
@@ -103,6 +104,7 @@ femmat() {
       fem-p1) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine "$femref" -potential_petscspace_degree 1 ;;
       fem-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine $((femref - 1)) -potential_petscspace_degree 2 ;;
       fem-elast) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -displacement_petscspace_degree 1 ;;
+      fem-elast-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -displacement_petscspace_degree 2 ;;
       gen-fem3d) "$permbin" -problem fem3d -n "${femgen%,*}" -permute -1 -o "$femdir/$base.raw" ;;
       gen-femelast3d) "$permbin" -problem femelast3d -n "${femgen#*,}" -permute -1 -o "$femdir/$base.raw" ;;
     esac >"$logs/make-$base.log" 2>&1 </dev/null || { echo "apps: could not make $base (see $logs/make-$base.log)"; return 1; }
@@ -126,7 +128,7 @@ ev[ex19]=SNESSolve
 v56=""; [ "$mode" = gpu ] && v56="-vec_type cuda"
 cmd[ex56]="ex56 -ne $ex56ne -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8 -mat_type T $v56"
 ev[ex56]=KSPSolve
-for m in fem-p1 fem-p2 fem-elast gen-fem3d gen-femelast3d; do
+for m in fem-p1 fem-p2 fem-elast fem-elast-p2 gen-fem3d gen-femelast3d; do
   for v in "" -rand; do
     cmd[$m$v]="ex10 -f $femdir/$m$v.bin -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -mat_type T $v56${FEM_RHS:+ -rhs $FEM_RHS -ksp_divtol 1e300}"
     ev[$m$v]=KSPSolve
