@@ -79,8 +79,8 @@ PETSC_EXTERN const char *const MatCSRKSetups[];
 /*E
    MatCSRKCUDAKernel - the SpMV kernel of `MATCSRKCUDA`
 
-$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md); where they point to the sliced kernel
-$                                and the rows have no row patterns, the sliced and stream kernels timed at set-up
+$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md); where they point to the sliced kernel,
+$                                it is timed against the stream kernel at set-up, and the merge kernel against the vector kernel
 $  MAT_CSRK_CUDA_KERNEL_SCALAR - GPUSpMV-3: a thread per row, a block per super-super-row
 $  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle reduction
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
