@@ -42,7 +42,7 @@ BUILD  ?= $(TOP)/build
 LIBDIR ?= $(TOP)/lib
 LIB    := $(LIBDIR)/libcsrk.so
 
-LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkconvert.c src/mat/impls/csrk/csrkthreads.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/csrkplan.c src/mat/impls/csrk/csrkmult.c src/mat/impls/csrk/csrkpatterns.c src/mat/impls/csrk/csrkslices.c src/mat/impls/csrk/csrknodes.c src/mat/impls/csrk/csrksetup.c src/mat/impls/csrk/tuning.c \
+LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkconvert.c src/mat/impls/csrk/csrkthreads.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/csrkplan.c src/mat/impls/csrk/csrkmult.c src/mat/impls/csrk/csrkpatterns.c src/mat/impls/csrk/csrkslices.c src/mat/impls/csrk/csrknodes.c src/mat/impls/csrk/csrksymmetric.c src/mat/impls/csrk/csrksetup.c src/mat/impls/csrk/tuning.c \
            src/mat/impls/csrk/ordering/bandk.c src/mat/impls/csrk/seq/csrkseq.c src/mat/impls/csrk/mpi/csrkmpi.c
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 

@@ -121,6 +121,7 @@ $  MAT_CSRK_ROW_SLICES       - with row patterns, runs of rows with one pattern 
 $  MAT_CSRK_ROW_VALUES       - one thread: a list of values repeated by row slices or row nodes kept once (CPU)
 $  MAT_CSRK_ROW_NODES        - one thread: consecutive rows with one column list multiplied together (CPU)
 $  MAT_CSRK_CUDA_HALO_PINNED - the MPI product of `MATCSRKCUDA` exchanges the ghost values through pinned host buffers
+$  MAT_CSRK_SYMMETRIC_HALF   - one thread: a block with symmetric values multiplied from its diagonal and upper triangle (CPU)
 
    Options Database Key:
 .  -mat_csrk_<feature> <bool> - the feature's name in lower case without the MAT_CSRK_ prefix, such as -mat_csrk_row_nodes
@@ -136,6 +137,7 @@ typedef enum {
   MAT_CSRK_ROW_VALUES,
   MAT_CSRK_ROW_NODES,
   MAT_CSRK_CUDA_HALO_PINNED,
+  MAT_CSRK_SYMMETRIC_HALF,
   MAT_CSRK_NUM_FEATURES
 } MatCSRKFeature;
 PETSC_EXTERN const char *const MatCSRKFeatures[];
@@ -169,7 +171,7 @@ typedef struct {
   PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
   PetscInt        nunfilled;   /* rows whose values are not yet in the row slices, which run with the AIJ loop until they are (set-up budget; sum over ranks) */
   PetscInt        nvalued;     /* rows of row slices or row nodes multiplied with one list of values kept once (MAT_CSRK_ROW_VALUES; sum over ranks) */
-  char            variant[64]; /* the CPU row loop of the structure: slices, patterns, nodes, offsets16 or columns32 (those of the ranks, joined by '+'); empty before a build */
+  char            variant[64]; /* the CPU row loop of the structure: slices, patterns, symmetric, nodes, offsets16 or columns32 (those of the ranks, joined by '+'); empty before a build */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);

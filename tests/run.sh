@@ -118,11 +118,11 @@ for np in $ranks; do
   run "set-up budget lap3d7 (value lists found, dropped and found again with the values)" "$np" "$build/tests/setup" -problem lap3d7 -n 30 -expect_values 1
 done
 run "set-up budget permuted random (neither slices nor nodes: not built; the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000 -expect_slices 0
-run "set-up budget elasticity3d (no slices: built without them, with row nodes and their value lists, found again with the values)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1 -expect_values 1
+run "set-up budget elasticity3d (no slices: built without them, with row nodes and their value lists, found again with the values)" 1 "$build/tests/setup" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1 -expect_values 1
 # unstructured elasticity: row nodes built, then compared with AIJ's inode kernel and the loop without nodes in
 # interleaved products (any of the three may win; every product right)
 for np in $ranks; do
-  run "set-up budget femelast3d (row nodes against AIJ's inodes and the loop without them)" "$np" "$build/tests/setup" -problem femelast3d -n 16 -expect_slices 0 -expect_nodes 1
+  run "set-up budget femelast3d (row nodes against AIJ's inodes and the loop without them)" "$np" "$build/tests/setup" -mat_csrk_symmetric_half 0 -problem femelast3d -n 16 -expect_slices 0 -expect_nodes 1
 done
 # row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
 # as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k, value changes
@@ -140,22 +140,36 @@ done
 # value lists: slices whose 8 rows repeat one list of values keep it once (one thread)
 run_grep "value lists of row nodes used on 3D elasticity" "Row nodes: .* [1-9][0-9]* rows multiply an earlier node's values" "$build/tests/parity" -problem elasticity3d -n 9 -ordering natural -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
 run_grep "value lists used on a 7-point stencil" "Row slices: .* [1-9][0-9]* of them with one list of values kept once" "$build/tests/parity" -problem lap3d7 -n 20 -kmin 2 -kmax 2 -mat_csrk_threads 1 -info
+# (the row-node tests below turn the symmetric half off: it goes before the nodes that do not repeat their values)
 # row nodes: one thread over column indices with rows in their own order (natural, renumbered copies) multiplies
 # consecutive rows with one column list together (runs of 1 to 7 rows: every node size, and runs split at 5); each row
 # summed in its order, so the same bits as csrk without nodes in the same internal order (-tol 0), and within 1e-12 of
 # aij (its inode kernel pairs the entries) in every configuration
-run_grep "row nodes used on one thread" "Row nodes: .* multiplied together" "$build/tests/parity" -problem randnodes -n 2000 -ordering natural -mat_csrk_threads 1 -info
-run_grep "row nodes on a reordered copy with 16-bit offsets" "Row nodes: .* multiplied together" "$build/tests/parity" -problem elasticity3d -n 8 -permute 1 -ordering rcm -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
+run_grep "row nodes used on one thread" "Row nodes: .* multiplied together" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem randnodes -n 2000 -ordering natural -mat_csrk_threads 1 -info
+run_grep "row nodes on a reordered copy with 16-bit offsets" "Row nodes: .* multiplied together" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 8 -permute 1 -ordering rcm -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
 for np in $ranks; do
-  run "parity randnodes, one thread, row nodes: the same bits as without" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
-  run "parity randnodes, one thread: every ordering against aij" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -expect_nodes 1
-  run "parity permuted elasticity3d, one thread, reordered copies with row nodes: the same bits as without" "$np" "$build/tests/parity" -problem elasticity3d -n 8 -permute 1 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -tol 0
-  run "parity elasticity3d, one thread: row nodes" "$np" "$build/tests/parity" -problem elasticity3d -n 7 -mat_csrk_threads 1 -expect_nodes 1
-  run "parity elasticity3d, one thread: row nodes with value lists, the same bits as the AIJ loop" "$np" "$build/tests/parity" -problem elasticity3d -n 9 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
-  run "parity elasticity3d, one thread: row nodes without value lists" "$np" "$build/tests/parity" -problem elasticity3d -n 9 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1 -mat_csrk_row_values 0
-  run "parity randnodes, row nodes off" "$np" "$build/tests/parity" -problem randnodes -n 3000 -mat_csrk_threads 1 -mat_csrk_row_nodes 0 -ordering natural -expect_nodes 0
-  run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -problem elasticity3d -n 7 -mat_csrk_threads 1
+  run "parity randnodes, one thread, row nodes: the same bits as without" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem randnodes -n 3000 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
+  run "parity randnodes, one thread: every ordering against aij" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem randnodes -n 3000 -mat_csrk_threads 1 -expect_nodes 1
+  run "parity permuted elasticity3d, one thread, reordered copies with row nodes: the same bits as without" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 8 -permute 1 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -tol 0
+  run "parity elasticity3d, one thread: row nodes" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 7 -mat_csrk_threads 1 -expect_nodes 1
+  run "parity elasticity3d, one thread: row nodes with value lists, the same bits as the AIJ loop" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 9 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1
+  run "parity elasticity3d, one thread: row nodes without value lists" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 9 -mat_csrk_threads 1 -rtype csrk -ref_row_nodes 0 -ordering natural -tol 0 -expect_nodes 1 -mat_csrk_row_values 0
+  run "parity randnodes, row nodes off" "$np" "$build/tests/parity" -mat_csrk_symmetric_half 0 -problem randnodes -n 3000 -mat_csrk_threads 1 -mat_csrk_row_nodes 0 -ordering natural -expect_nodes 0
+  run "state elasticity3d, one thread: row nodes over the AIJ arrays" "$np" "$build/tests/state" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 7 -mat_csrk_threads 1
 done
+# the symmetric half: one thread over a block symmetric to rounding keeps its diagonal and upper triangle, and leaves
+# row nodes that repeat their values to them; the products agree with aij to rounding
+run_grep "symmetric half used on P1 tetrahedra" "Row loop: symmetric" "$build/tests/parity" -problem fem3d -n 10 -ordering natural -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
+run_grep "symmetric half used on P1 elasticity (symmetric to rounding)" "Row loop: symmetric" "$build/tests/parity" -problem femelast3d -n 6 -ordering natural -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
+run_grep "symmetric half left to row nodes that repeat their values" "Symmetric half: not kept, row nodes repeat their values" "$build/tests/parity" -problem elasticity3d -n 8 -ordering natural -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
+for np in $ranks; do
+  run "parity fem3d, one thread: the symmetric half" "$np" "$build/tests/parity" -problem fem3d -n 12 -mat_csrk_threads 1
+  run "parity femelast3d, one thread: the symmetric half" "$np" "$build/tests/parity" -problem femelast3d -n 8 -mat_csrk_threads 1
+  run "symmetric half fem3d: value changes, rounding, asymmetry, duplicate, the budget's wait" "$np" "$build/tests/symmetric" -problem fem3d -n 12
+  run "symmetric half femelast3d" "$np" "$build/tests/symmetric" -problem femelast3d -n 7
+  run "state fem3d, one thread: the symmetric half" "$np" "$build/tests/state" -problem fem3d -n 8 -mat_csrk_threads 1
+done
+run "parity permuted fem3d, one thread: the symmetric half in the user's numbering" 1 "$build/tests/parity" -problem fem3d -n 10 -permute 3 -mat_csrk_threads 1
 run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0
 run "parity lap3d27, one thread: row slices, not nodes" 1 "$build/tests/parity" -problem lap3d27 -n 12 -mat_csrk_threads 1 -ordering natural -expect_nodes 0 -expect_patterns 1
 # row patterns hold offsets of any width: entries 40000 from the diagonal, beyond the 16-bit offsets
@@ -245,7 +259,7 @@ run_grep "one thread per rank by default" ", 1 OpenMP thread" env -u OMP_NUM_THR
 run_grep "OMP_NUM_THREADS=2 asks for two threads" " 2 OpenMP threads" env OMP_NUM_THREADS=2 "$build/tests/options" -mat_type csrk -n 100 -mat_view ::ascii_info
 run_grep "-mat_csrk_threads 2 without OMP_NUM_THREADS" " 2 OpenMP threads" env -u OMP_NUM_THREADS "$build/tests/options" -mat_type csrk -n 100 -mat_csrk_threads 2 -mat_view ::ascii_info
 run_grep "-mat_csrk_threads 1 with OMP_NUM_THREADS=2" ", 1 OpenMP thread" env OMP_NUM_THREADS=2 "$build/tests/options" -mat_type csrk -n 100 -mat_csrk_threads 1 -mat_view ::ascii_info
-run_error "MatCSRKSetFeature() with a value beyond MatCSRKFeature" "Unknown CSR-k feature 6" "$build/tests/options" -mat_type csrk -set_feature 6
+run_error "MatCSRKSetFeature() with a value beyond MatCSRKFeature" "Unknown CSR-k feature 7" "$build/tests/options" -mat_type csrk -set_feature 7
 run_grep "MatCSRKSetFeature(A, MAT_CSRK_ROW_NODES, PETSC_FALSE) on an assembled matrix: the product agrees" "seqaijcsrk: k 2" "$build/tests/options" -mat_type csrk -dof 3 -set_feature 4
 run_grep "-help lists -mat_csrk_compress_indices" "mat_csrk_compress_indices.*MatCSRKSetFeature" "$build/tests/options" -mat_type csrk -help
 run_grep "row patterns reported by -mat_view ::ascii_info" "column indices: row patterns ([0-9]* distinct rows)" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_view ::ascii_info
@@ -253,14 +267,15 @@ run_grep "16-bit offsets reported by -mat_view ::ascii_info" "column indices: 16
 run_grep "one thread, natural order, no row slices: 32-bit indices (the AIJ arrays)" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_csrk_row_slices 0 -mat_view ::ascii_info
 run_grep "two threads, row patterns without slices: reported as patterns by -mat_view ::ascii_info" "column indices: row patterns" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_slices 0 -mat_view ::ascii_info
 run_grep "one thread, natural order: row slices, reported by -mat_view ::ascii_info" "row slices: .* rows multiplied 8 at a time" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
-run_grep "one thread, natural order, 3 unknowns per point: row nodes, reported by -mat_view ::ascii_info" "row nodes: 4800 rows in nodes of up to 5 rows" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
+run_grep "one thread, natural order, 3 unknowns per point, symmetric half off: row nodes, reported by -mat_view ::ascii_info" "row nodes: 4800 rows in nodes of up to 5 rows" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_csrk_symmetric_half 0 -mat_view ::ascii_info
 run_grep "-mat_csrk_compress_indices 0 reported by -mat_view ::ascii_info" "column indices: 32-bit" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
 # the plan's row loop, named by the view (one entry of the table of variants, docs/design.md)
 run_grep "the view names the row loop: slices" "row loop: slices" "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
-run_grep "the view names the row loop: nodes" "row loop: nodes" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
+run_grep "the view names the row loop: nodes" "row loop: nodes" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_csrk_symmetric_half 0 -mat_view ::ascii_info
+run_grep "the view names the row loop: symmetric" "row loop: symmetric" "$build/tests/options" -mat_type csrk -dof 3 -mat_csrk_threads 1 -mat_view ::ascii_info
 run_grep "the view names the row loop: patterns" "row loop: patterns" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_slices 0 -mat_view ::ascii_info
 run_grep "the view names the row loop: offsets16" "row loop: offsets16" "$build/tests/options" -mat_type csrk -mat_csrk_threads 2 -mat_csrk_row_patterns 0 -mat_view ::ascii_info
-run_grep "the view names the row loop: columns32" "row loop: columns32" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_view ::ascii_info
+run_grep "the view names the row loop: columns32" "row loop: columns32" "$build/tests/options" -mat_type csrk -mat_csrk_compress_indices 0 -mat_csrk_symmetric_half 0 -mat_view ::ascii_info
 run_grep "the MPI view names the ranks' row loops" "row loop: slices" $mpiexec -n 2 "$build/tests/options" -mat_type csrk -mat_csrk_threads 1 -mat_view ::ascii_info
 # MatConvert() to csrk reads the -mat_csrk_* options of the matrix's prefix (no MatSetFromOptions() after it)
 for np in 1 2; do

@@ -6,7 +6,7 @@
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
 const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "merge", "block", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
-const char *const MatCSRKFeatures[] = {"compress_indices", "row_patterns", "row_slices", "row_values", "row_nodes", "cuda_halo_pinned", "MatCSRKFeature", "MAT_CSRK_", NULL};
+const char *const MatCSRKFeatures[] = {"compress_indices", "row_patterns", "row_slices", "row_values", "row_nodes", "cuda_halo_pinned", "symmetric_half", "MatCSRKFeature", "MAT_CSRK_", NULL};
 
 /* The help of each option -mat_csrk_<MatCSRKFeatures[f]>, in MatCSRKFeature order, and whether only the CUDA types
    read it: a new feature is an enum value, a name and a line here */
@@ -20,6 +20,7 @@ static const struct {
   {"One thread: a row slice whose rows repeat one list of values keeps it once, a row node with an earlier node's values multiplies those (constant coefficients, one element matrix) (CPU)", PETSC_FALSE},
   {"One thread, rows in their own order: consecutive rows with one column list multiplied together (CPU)", PETSC_FALSE},
   {"MPI MatMult: exchange the ghost values through pinned host buffers, started before the local product (false: MPIAIJ's VecScatter)", PETSC_TRUE},
+  {"One thread, natural order: a block with symmetric values multiplied from its diagonal and upper triangle, each entry read once for two products (CPU)", PETSC_FALSE},
 };
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
@@ -640,12 +641,14 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
 . -mat_csrk_row_slices <bool>       - `MAT_CSRK_ROW_SLICES`
 . -mat_csrk_row_values <bool>       - `MAT_CSRK_ROW_VALUES`
 . -mat_csrk_row_nodes <bool>        - `MAT_CSRK_ROW_NODES`
-- -mat_csrk_cuda_halo_pinned <bool> - `MAT_CSRK_CUDA_HALO_PINNED` (read by `MATCSRKCUDA` only)
+. -mat_csrk_cuda_halo_pinned <bool> - `MAT_CSRK_CUDA_HALO_PINNED` (read by `MATCSRKCUDA` only)
+- -mat_csrk_symmetric_half <bool>   - `MAT_CSRK_SYMMETRIC_HALF`
 
   Level: advanced
 
   Notes:
-  The features change how the products read the matrix, not their results. Each applies where the matrix allows it;
+  The features change how the products read the matrix, not their results (the symmetric half sums in another order:
+  the same to rounding). Each applies where the matrix allows it;
   `MatView()` with `-mat_view ::ascii_info`, `MatCSRKGetInfo()` and `-info` tell what is in effect.
 
   `MAT_CSRK_COMPRESS_INDICES`: the column minus the row stored in 16 bits where every entry of a block is near enough
@@ -663,6 +666,10 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
 
   `MAT_CSRK_ROW_NODES`: on one thread over column indices, consecutive rows with one column list (the unknowns of a
   mesh point, as PETSc's inodes) are multiplied together, each index and entry of x loaded once for all of them (CPU).
+
+  `MAT_CSRK_SYMMETRIC_HALF`: on one thread over column indices, a square block whose values are symmetric, bit for bit
+  (checked at the build and at every change of the values), is multiplied from its diagonal and upper triangle, each
+  entry read once for two products, as PETSc's `MATSBAIJ` stores it (CPU; row nodes that repeat their values go first).
 
   `MAT_CSRK_CUDA_HALO_PINNED`: the MPI `MatMult()` and `MatMultAdd()` of `MATCSRKCUDA` exchange the ghost values through
   pinned host buffers beside the diagonal block's product, instead of MPIAIJ's `VecScatter`.

@@ -64,7 +64,12 @@ typedef struct _n_MatCSRKStructure {
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   CSRKIdx        *nodesrc;  /* with nodesz (value lists): the position in val of the values each node multiplies, its own or an earlier node's that are the same bits (csrknodes.c), or NULL */
-  PetscBool       nodesoff; /* with nodesz: the next product runs the loop without nodes (the set-up budget's comparison of the two, csrksetup.c) */
+  PetscBool       plainloop; /* row nodes or the symmetric half: the next product runs the loop over the column indices without them (the set-up budget's comparison, csrksetup.c) */
+  CSRKIdx        *uptr;     /* m+1: the strictly upper entries of row r are ucol[uptr[r] .. uptr[r+1]) (the symmetric half, csrksymmetric.c), or NULL */
+  CSRKIdx        *ucol;     /* nnzu: their columns */
+  PetscScalar    *uval;     /* nnzu: their values */
+  PetscScalar    *udiag;    /* m: the diagonal (0 where there is none) */
+  PetscInt        nnzu;     /* strictly upper entries */
   PetscScalar    *val;      /* nnz */
   CSRKIdx        *srptr;    /* nsr+1: first row of each super-row */
   CSRKIdx        *ssrptr;   /* nssr+1: first super-row of each super-super-row (k = 3) */
@@ -109,8 +114,8 @@ typedef struct {
 
 /* An array of a structure: its field, the size of an entry, its length, and whether it may be the AIJ array itself
    (a natural-order structure shares them: neither counted, copied nor freed) */
-typedef enum { /* nnz, m, m + 1, n, super-rows + 1, super-super-rows + 1, threads + 1, nodes, patterns + 1, the patterns' offsets, one */
-  CSRK_LEN_NNZ, CSRK_LEN_M, CSRK_LEN_M1, CSRK_LEN_N, CSRK_LEN_NSR1, CSRK_LEN_NSSR1, CSRK_LEN_THREADS1, CSRK_LEN_NODES, CSRK_LEN_PATTERNS1, CSRK_LEN_PATOFF, CSRK_LEN_ONE
+typedef enum { /* nnz, m, m + 1, n, super-rows + 1, super-super-rows + 1, threads + 1, nodes, patterns + 1, the patterns' offsets, upper entries, one */
+  CSRK_LEN_NNZ, CSRK_LEN_M, CSRK_LEN_M1, CSRK_LEN_N, CSRK_LEN_NSR1, CSRK_LEN_NSSR1, CSRK_LEN_THREADS1, CSRK_LEN_NODES, CSRK_LEN_PATTERNS1, CSRK_LEN_PATOFF, CSRK_LEN_NNZU, CSRK_LEN_ONE
 } MatCSRKLength;
 typedef struct {
   size_t        field, size; /* size 0 ends a list */
@@ -129,15 +134,17 @@ struct _n_MatCSRKVariant {
   PetscErrorCode (*build)(Mat, MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
   void (*mult)(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
   PetscErrorCode (*refresh)(MatCSRKStructure *);
-  MatCSRKArray arrays[4];
+  MatCSRKArray arrays[5]; /* ended by an entry of size 0 */
 };
-PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
+PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantSymmetric, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
 PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, MatCSRKFill *, MatCSRKPlan *);
 PETSC_INTERN PetscBool      MatCSRKPlanOneThreadSlices(const MatCSRKOptions *);
 PETSC_INTERN void           MatCSRKPlanIndices(const MatCSRKStructure *, const PetscInt *, MatCSRKPlan *);
 PETSC_INTERN PetscErrorCode MatCSRKPlanBuild(Mat, MatCSRKPlan *, MatCSRKStructure *);
 PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
+PETSC_INTERN PetscBool      MatCSRKSymmetricMayApply(const MatCSRKOptions *, PetscInt, PetscInt);
+PETSC_INTERN PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
 PETSC_INTERN void           MatCSRKStructureCountBytes(MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKVariantFree(const MatCSRKVariant *, MatCSRKStructure *);
 PETSC_INTERN void           MatCSRKPopulate(void *, size_t);
@@ -167,6 +174,7 @@ typedef struct {
   PetscBool        declined;     /* the structure was no faster than AIJ: not built again for this pattern */
   PetscBool        noslices;     /* the rows make too few row slices: built without them for this pattern */
   PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
+  PetscInt         halfprobe;    /* one thread: whether the build is expected to try the symmetric half (1) or not (-1), from its first rows (0: not probed yet) */
 } MatCSRKBudget;
 
 /* CUDA types: the COO assembly of the AIJ base type, which reads the values on the host (cuda/csrkcuda.c) */

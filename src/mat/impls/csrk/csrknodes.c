@@ -201,10 +201,10 @@ static void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restr
 }
 
 /* The row loop of a structure with row nodes (one thread: all rows), or, while the set-up budget compares the two, its
-   loop over the same column indices without them (st->nodesoff) */
+   loop over the same column indices without them (st->plainloop) */
 static void CSRKNodesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
-  if (st->nodesoff) MatCSRKVariantIndexLoop(st)->mult(st, t, r0, r1, xx, zz, out);
+  if (st->plainloop) MatCSRKVariantIndexLoop(st)->mult(st, t, r0, r1, xx, zz, out);
   else MatCSRKNodeRows(st, xx, zz, out);
 }
 
@@ -233,6 +233,23 @@ static PetscErrorCode CSRKNodesRefresh(MatCSRKStructure *st)
 {
   PetscFunctionBegin;
   if (st->nodesrc) PetscCall(MatCSRKStructureFindNodeValues(st));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCSRKNodeValuesRepeat - whether the row nodes of st would multiply earlier nodes' values (value lists), which
+   the symmetric half, tried before the nodes, leaves to them; nothing is kept */
+PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *repeat)
+{
+  PetscInt nnoderows;
+
+  PetscFunctionBegin;
+  *repeat = PETSC_FALSE;
+  if (!(CSRKNodesApplies(plan, st) && plan->opt->feature[MAT_CSRK_ROW_VALUES])) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatCSRKStructureFindNodes(st, &nnoderows));
+  if (st->nodesz) PetscCall(MatCSRKStructureFindNodeValues(st));
+  *repeat = (PetscBool)(st->nvalued > 0);
+  PetscCall(MatCSRKVariantFree(&MatCSRKVariantNodes, st));
+  st->nnodes = st->nnoderows = st->nvalued = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -5,9 +5,10 @@
 */
 #include "csrkimpl.h"
 
-/* Row slices before row patterns (they need them), row nodes over the column indices that the patterns leave, then
-   the indices themselves: 16-bit offsets, and 32-bit columns, which always apply (no predicate) */
-const MatCSRKVariant *const MatCSRKVariants[] = {&MatCSRKVariantSlices, &MatCSRKVariantPatterns, &MatCSRKVariantNodes, &MatCSRKVariantOffsets16, &MatCSRKVariantColumns32, NULL};
+/* Row slices before row patterns (they need them); over the column indices that the patterns leave, the symmetric
+   half (which leaves row nodes with value lists to the nodes), row nodes, then the indices themselves: 16-bit offsets,
+   and 32-bit columns, which always apply (no predicate) */
+const MatCSRKVariant *const MatCSRKVariants[] = {&MatCSRKVariantSlices, &MatCSRKVariantPatterns, &MatCSRKVariantSymmetric, &MatCSRKVariantNodes, &MatCSRKVariantOffsets16, &MatCSRKVariantColumns32, NULL};
 
 /* the loop over the column indices a structure has: what row nodes run without their nodes */
 const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *st)
@@ -73,7 +74,7 @@ static const MatCSRKArray CSRKCommon[] = {CSRK_ARRAY(rowptr, CSRK_LEN_M1, PETSC_
 
 static size_t CSRKArrayLength(const MatCSRKStructure *st, MatCSRKLength len)
 {
-  return (size_t)(PetscInt[]){st->nnz, st->m, st->m + 1, st->n, st->nsr + 1, st->nssr + 1, st->nthreads + 1, st->nnodes, st->npat + 1, st->patptr ? PetscMax(st->patptr[st->npat], 1) : 1, 1}[len];
+  return (size_t)(PetscInt[]){st->nnz, st->m, st->m + 1, st->n, st->nsr + 1, st->nssr + 1, st->nthreads + 1, st->nnodes, st->npat + 1, st->patptr ? PetscMax(st->patptr[st->npat], 1) : 1, st->nnzu, 1}[len];
 }
 
 #define CSRKArrayAt(st, a) ((void **)((char *)(st) + (a)->field))

@@ -25,6 +25,7 @@
 #define CSRK_FILL_PARTS       32   /* parts of that fill; also the least share of the nonzeros a part of a product is timed on */
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
+#define CSRK_SYMMETRIC_PRODUCTS 7.0 /* the same of the symmetric half's build, or of its refresh, which checks the symmetry again (docs/design.md, "The symmetric half") */
 #define CSRK_JUDGE_PRODUCTS   8    /* products of each kind (AIJ's kernel, the structure, ...) before a new structure is kept or dropped */
 #define CSRK_JUDGE_OUT        1.2  /* a candidate this much slower than the fastest, after 2 products of each, leaves the comparison: its products cost */
 #define CSRK_JUDGE_GAIN       1.03 /* a structure is kept only this much faster than AIJ's kernel: a smaller lead is within the noise of the comparison, and a wrong keep makes the run slower than aij */
@@ -157,8 +158,42 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
   b->noslices = PETSC_TRUE;
   /* where AIJ runs its inode kernel, the loop without nodes is another kernel, which the comparison after the build
      judges (-mat_csrk_row_nodes 0) */
-  b->declined = (PetscBool)(2 * nnoderows < rows && !CSRKAIJInodes(A));
-  PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows in row slices, %" PetscInt_FMT " in row nodes: %s\n", nsliced, rows, nnoderows, b->declined ? "the structure would run AIJ's own loop, not built for this nonzero pattern" : "built without row slices"));
+  b->declined = (PetscBool)(2 * nnoderows < rows && !CSRKAIJInodes(A) && !MatCSRKSymmetricMayApply(&sp->opt, m, A->cmap->n));
+  PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows in row slices, %" PetscInt_FMT " in row nodes: %s\n", nsliced, rows, nnoderows, b->declined ? "the structure would run AIJ's own loop, not built for this nonzero pattern" : "built without row slices (row nodes, or a symmetric half where the block is symmetric)"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+   Whether the one-thread build about to come is expected to try the symmetric half (a square block whose first rows
+   do not repeat the values of a row just before, as the row nodes of one element matrix do: those keep their value
+   lists instead, at the cost of a plain build). Probed once per nonzero pattern, on the rows CSRKBudgetProbe() reads.
+*/
+static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptions *opt, PetscBool *half)
+{
+  MatCSRKBudget     *b = &sp->budget;
+  const PetscInt    *ai;
+  PetscScalar       *aa;
+  PetscInt           m = A->rmap->n, rows, nrepeat = 0;
+
+  PetscFunctionBegin;
+  if (!b->halfprobe) {
+    b->halfprobe = -1;
+    if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) {
+      PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, &aa, NULL));
+      rows = PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
+      for (PetscInt r = 1; r < rows; r++) {
+        const PetscInt len = ai[r + 1] - ai[r];
+        for (PetscInt s = 1; s <= PetscMin(r, CSRK_NODE_MAX); s++)
+          if (len && ai[r - s + 1] - ai[r - s] == len && !memcmp(aa + ai[r], aa + ai[r - s], sizeof(PetscScalar) * (size_t)len)) {
+            nrepeat++;
+            break;
+          }
+      }
+      b->halfprobe = 8 * nrepeat < rows ? 1 : -1;
+      PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows repeat a row just before: %s\n", nrepeat, rows, b->halfprobe > 0 ? "the build tries the symmetric half, and waits for its cost" : "row nodes with value lists expected first"));
+    }
+  }
+  *half = (PetscBool)(b->halfprobe > 0);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -212,14 +247,16 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
    kernel, the reference, stays to the end. The candidate of the next product, where the comparison is on; cand 0:
    AIJ's kernel (no structure).
 */
-static inline PetscInt CSRKBudgetJudgeCandidate(Mat_SeqCSRK *sp)
+static inline PetscInt CSRKBudgetJudgeCandidate(Mat A, Mat_SeqCSRK *sp)
 {
   MatCSRKBudget          *b  = &sp->budget;
   const MatCSRKStructure *st = sp->st;
 
   if (CSRKEager(sp) || b->judged || b->wjudged || CSRKFilling(b, st)) return -1;
   if (!b->ncand) { /* the first product of the comparison (of a structure however built) */
-    b->ncand = st->variant == &MatCSRKVariantNodes ? 3 : 2;
+    /* the loop without row nodes, or without the symmetric half where AIJ's kernel is its inode kernel (else that
+       loop is AIJ's own) */
+    b->ncand = st->variant == &MatCSRKVariantNodes || (st->variant == &MatCSRKVariantSymmetric && CSRKAIJInodes(A)) ? 3 : 2;
     b->jnext = 0;
     b->jout  = 0;
     for (PetscInt c = 0; c < 3; c++) b->tjudge[c] = 0, b->njudge[c] = 0;
@@ -232,7 +269,7 @@ static inline PetscInt CSRKBudgetJudgeCandidate(Mat_SeqCSRK *sp)
 static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscLogDouble t)
 {
   MatCSRKBudget  *b = &sp->budget;
-  const char     *what[3] = {"AIJ's kernel", "the structure", "the structure without row nodes"};
+  const char     *what[3] = {"AIJ's kernel", "the structure", "the structure's loop without them"};
   PetscInt        best = 0;
   PetscLogDouble *tj      = b->tjudge;
   PetscLogDouble  fastest = PETSC_MAX_REAL;
@@ -262,17 +299,17 @@ static PetscErrorCode CSRKBudgetJudge(Mat A, Mat_SeqCSRK *sp, PetscInt c, PetscL
   b->wjudged = PETSC_TRUE;
   for (PetscInt k = 1; k < b->ncand; k++)
     if (!(b->jout & (1 << k)) && (best == 0 ? CSRK_JUDGE_GAIN * tj[k] < tj[0] : tj[k] < tj[best])) best = k;
-  if (b->ncand > 2) PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure's row nodes, %g us without them: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], 1e6 * tj[2], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
-  else PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
+  if (b->ncand > 2) PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure's %s, %g us without them: %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], sp->st->variant == &MatCSRKVariantNodes ? "row nodes" : "symmetric half", 1e6 * tj[2], what[best], best ? "" : ", structure dropped for this nonzero pattern"));
+  else PetscCall(PetscInfo(A, "Set-up budget: best product %g us with AIJ's kernel%s, %g us with the structure (%s): %s kept%s\n", 1e6 * tj[0], CSRKAIJInodes(A) ? " (inodes)" : "", 1e6 * tj[1], sp->st->variant->name, what[best], best ? "" : ", structure dropped for this nonzero pattern"));
   if (best == 0) {
     PetscCall(MatSeqCSRKDropStructure(A));
     b->declined = PETSC_TRUE;
-  } else if (best == 2) { /* the loop without nodes */
-    PetscCall(MatCSRKVariantFree(&MatCSRKVariantNodes, sp->st));
+  } else if (best == 2) { /* the loop without the nodes or the half */
+    PetscCall(MatCSRKVariantFree(sp->st->variant, sp->st));
     sp->st->variant = MatCSRKVariantIndexLoop(sp->st);
     sp->st->nnodes = sp->st->nnoderows = sp->st->nvalued = 0;
   }
-  if (sp->st) sp->st->nodesoff = PETSC_FALSE;
+  if (sp->st) sp->st->plainloop = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -369,9 +406,18 @@ static PetscErrorCode CSRKBudgetRefresh(Mat A, Mat_SeqCSRK *sp, PetscObjectState
     b->saved   = 0;
     b->nvalues = 0; /* already so after a change of the object state; not after MatRetrieveValues() */
   } else {
+    const MatCSRKVariant *v = sp->st->variant;
+
     PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
     PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
     PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+    if (sp->st->variant != v) { /* the symmetric half, with values no longer symmetric */
+      PetscCall(PetscInfo(A, "Set-up budget: the new values are not symmetric, the symmetric half dropped%s\n", !CSRKEager(sp) && CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A) ? " with the structure, for this nonzero pattern" : ""));
+      if (!CSRKEager(sp) && CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A)) {
+        PetscCall(MatSeqCSRKDropStructure(A));
+        sp->budget.declined = PETSC_TRUE;
+      }
+    }
   }
   sp->state = state;
   sp->nrefresh++;
@@ -440,18 +486,25 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
       if (b->declined) PetscFunctionReturn(PETSC_SUCCESS);
       if (b->noslices) opt.feature[MAT_CSRK_ROW_SLICES] = PETSC_FALSE;
     }
+    /* one thread without row slices tries the symmetric half first: its build is then the cost to wait for */
+    if (threads == 1 && opt.ordering == MAT_CSRK_ORDERING_NATURAL && !opt.feature[MAT_CSRK_ROW_SLICES] && nz > 0) {
+      PetscBool half = PETSC_FALSE;
+
+      PetscCall(CSRKBudgetExpectsHalf(A, sp, &opt, &half));
+      if (half && CSRKBudgetBuildWaits(sp, CSRK_SYMMETRIC_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
   } else if (sp->state != state) {
-    if (!b->fill.parts && b->nvalues < CSRKBudgetWait(sp, CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (!b->fill.parts && b->nvalues < CSRKBudgetWait(sp, sp->st->variant == &MatCSRKVariantSymmetric ? CSRK_SYMMETRIC_PRODUCTS : CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKBudgetRefresh(A, sp, state));
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(sp, CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
   /* nothing filled and no part due: AIJ's own kernel, without attaching the AIJ arrays (a lookup per product) */
   if (b->fill.parts && !b->fill.rfill && !CSRKBudgetPartDue(sp, sp->st)) PetscFunctionReturn(PETSC_SUCCESS);
   /* a structure being compared with AIJ's kernel (and its loop without nodes): this product's candidate */
-  b->cand = CSRKBudgetJudgeCandidate(sp);
+  b->cand = CSRKBudgetJudgeCandidate(A, sp);
   if (b->cand == 0) PetscFunctionReturn(PETSC_SUCCESS);
-  sp->st->nodesoff = (PetscBool)(b->cand == 2);
+  sp->st->plainloop = (PetscBool)(b->cand == 2);
   PetscCall(MatCSRKStructureAttach(A, sp->st));
   if (CSRKFilling(b, sp->st)) {
     PetscBool filled = PETSC_TRUE;

@@ -1,0 +1,168 @@
+static const char help[] = "The symmetric half (MAT_CSRK_SYMMETRIC_HALF, one thread): built on a symmetric block, its products match aij\n"
+                           "(MatMult, MatMultAdd with y = z and y != z) through value changes that keep the symmetry, that break it\n"
+                           "by rounding only (kept) and by more (dropped); a duplicate; under the set-up budget it waits for the\n"
+                           "products that pay for its build.\n"
+                           "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default fem3d, 10): symmetric\n";
+
+#include <petsccsrk.h>
+#include <petsccsrkutil.h>
+#include <string.h>
+
+/* y = C x (+ w) must equal A x (+ w) to rounding (y poisoned first); add: MatMultAdd, with y = w when same */
+static PetscErrorCode Compare(Mat A, Mat C, Vec x, Vec y, Vec z, Vec w, PetscBool add, PetscBool same, const char *what)
+{
+  PetscReal err, nrm;
+
+  PetscFunctionBegin;
+  if (!add) {
+    PetscCall(VecSet(y, 1e300));
+    PetscCall(MatMult(C, x, y));
+    PetscCall(MatMult(A, x, z));
+  } else if (same) {
+    PetscCall(VecCopy(w, y));
+    PetscCall(MatMultAdd(C, x, y, y));
+    PetscCall(MatMultAdd(A, x, w, z));
+  } else {
+    PetscCall(VecSet(y, 1e300));
+    PetscCall(MatMultAdd(C, x, w, y));
+    PetscCall(MatMultAdd(A, x, w, z));
+  }
+  PetscCall(VecNorm(z, NORM_INFINITY, &nrm));
+  PetscCall(VecAXPY(z, -1.0, y));
+  PetscCall(VecNorm(z, NORM_INFINITY, &err));
+  PetscCheck(err <= 1e-12 * PetscMax(nrm, 1.0), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: product differs from aij by %g (norm %g)", what, (double)err, (double)nrm);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* every form of the product */
+static PetscErrorCode CompareAll(Mat A, Mat C, Vec x, Vec y, Vec z, Vec w, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, what));
+  PetscCall(Compare(A, C, x, y, z, w, PETSC_TRUE, PETSC_FALSE, what));
+  PetscCall(Compare(A, C, x, y, z, w, PETSC_TRUE, PETSC_TRUE, what));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the row loop of the diagonal blocks must be (or not be) the symmetric half on every rank */
+static PetscErrorCode ExpectHalf(Mat C, PetscBool half, const char *what)
+{
+  MatCSRKInfo info;
+  PetscBool   has;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKGetInfo(C, &info));
+  has = (PetscBool)(strstr(info.variant, "symmetric") != NULL);
+  if (half) PetscCheck(has && !strstr(info.variant, "columns32"), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected the symmetric half on every rank, got row loops %s", what, info.variant);
+  else PetscCheck(!has, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: expected no symmetric half, got row loops %s", what, info.variant);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the entry (r, c) of the first local row r with an off-diagonal entry in the local diagonal block, times f, in A and C
+   (the same pattern: a change of values only) */
+static PetscErrorCode ScaleOneEntry(Mat A, Mat C, PetscReal f)
+{
+  PetscInt           rstart, rend, ncols, c = -1;
+  const PetscInt    *cols;
+  const PetscScalar *vals;
+  PetscScalar        v = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(MatGetRow(A, rstart, &ncols, &cols, &vals));
+  for (PetscInt j = 0; j < ncols && c < 0; j++)
+    if (cols[j] != rstart && cols[j] >= rstart && cols[j] < rend) c = cols[j], v = vals[j];
+  PetscCall(MatRestoreRow(A, rstart, &ncols, &cols, &vals));
+  PetscCheck(c >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "first local row without an off-diagonal entry in its block");
+  PetscCall(MatSetValue(A, rstart, c, v * f, INSERT_VALUES));
+  PetscCall(MatSetValue(C, rstart, c, v * f, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat         A, C, D;
+  Vec         x, y, z, w;
+  char        problem[64] = "fem3d";
+  PetscInt    n = 10;
+  MatCSRKInfo info;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatCSRKRegister());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecDuplicate(y, &z));
+  PetscCall(VecDuplicate(y, &w));
+  PetscCall(VecSetRandom(x, NULL));
+  PetscCall(VecSetRandom(w, NULL));
+
+  /* 1. eager: the half at the first product, on every rank */
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
+  PetscCall(MatCSRKSetNumThreads(C, 1));
+  PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_NATURAL));
+  PetscCall(CompareAll(A, C, x, y, z, w, "symmetric block"));
+  PetscCall(ExpectHalf(C, PETSC_TRUE, "symmetric block"));
+
+  /* 2. new values that keep the symmetry: copied again, the half kept */
+  PetscCall(MatScale(A, 3.0));
+  PetscCall(MatScale(C, 3.0));
+  PetscCall(CompareAll(A, C, x, y, z, w, "after MatScale"));
+  PetscCall(ExpectHalf(C, PETSC_TRUE, "after MatScale"));
+
+  /* 3. a duplicate multiplies with its own copy of the half */
+  PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &D));
+  PetscCall(CompareAll(A, D, x, y, z, w, "duplicate"));
+  PetscCall(ExpectHalf(D, PETSC_TRUE, "duplicate"));
+  PetscCall(MatDestroy(&D));
+
+  /* 4. one entry off by a unit of rounding (an assembled operator's kind of asymmetry): the half kept, the products
+     the same to rounding */
+  PetscCall(ScaleOneEntry(A, C, 1.0 + 2 * PETSC_MACHINE_EPSILON));
+  PetscCall(CompareAll(A, C, x, y, z, w, "one entry off by rounding"));
+  PetscCall(ExpectHalf(C, PETSC_TRUE, "one entry off by rounding"));
+
+  /* 5. one entry off by more: not symmetric, the half dropped at the refresh, the products right */
+  PetscCall(ScaleOneEntry(A, C, 1.5));
+  PetscCall(CompareAll(A, C, x, y, z, w, "one entry changed"));
+  PetscCall(ExpectHalf(C, PETSC_FALSE, "one entry changed"));
+  PetscCall(MatDestroy(&C));
+
+  /* 6. an unsymmetric block is never built with the half */
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
+  PetscCall(MatCSRKSetNumThreads(C, 1));
+  PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_NATURAL));
+  PetscCall(CompareAll(A, C, x, y, z, w, "unsymmetric block"));
+  PetscCall(ExpectHalf(C, PETSC_FALSE, "unsymmetric block"));
+  PetscCall(MatDestroy(&C));
+
+  /* 7. the set-up budget: on a symmetric block, AIJ's kernel until the products pay for the half's build (not at the
+     21st product, as a build of one AIJ product would be), then built */
+  PetscCall(ScaleOneEntry(A, A, 1.0 / 1.5)); /* (both arguments A: back to the symmetric values, to rounding) */
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_BUDGET));
+  PetscCall(MatCSRKSetNumThreads(C, 1));
+  for (PetscInt i = 0; i < 100; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, before the build"));
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCheck(info.nbuilds == 0 && info.nfast == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "budget: built within 100 products (%" PetscInt_FMT " builds)", info.nbuilds);
+  for (PetscInt i = 0; i < 200; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, after the build"));
+  PetscCall(MatCSRKGetInfo(C, &info));
+  PetscCheck(info.nbuilds == 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "budget: expected one build within 300 products, got %" PetscInt_FMT, info.nbuilds);
+  PetscCall(MatDestroy(&C));
+
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "symmetric half on %s: ok\n", problem));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&z));
+  PetscCall(VecDestroy(&w));
+  PetscCall(PetscFinalize());
+  return 0;
+}
