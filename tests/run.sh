@@ -166,9 +166,10 @@ for np in $ranks; do
   run "parity fem3d, one thread: the symmetric half" "$np" "$build/tests/parity" -problem fem3d -n 12 -mat_csrk_threads 1
   run "parity femelast3d, one thread: the symmetric half" "$np" "$build/tests/parity" -problem femelast3d -n 8 -mat_csrk_threads 1
   run "symmetric half fem3d: value changes, rounding, asymmetry, duplicate, the budget's wait" "$np" "$build/tests/symmetric" -problem fem3d -n 12
-  run "symmetric half femelast3d" "$np" "$build/tests/symmetric" -problem femelast3d -n 7
+  run "symmetric half femelast3d (AIJ inodes: the half a second build)" "$np" "$build/tests/symmetric" -problem femelast3d -n 7
   run "state fem3d, one thread: the symmetric half" "$np" "$build/tests/state" -problem fem3d -n 8 -mat_csrk_threads 1
 done
+run_grep "set-up budget: row nodes at 20 products, the symmetric half at 140 (femelast3d)" "the symmetric half tried after 140 products" "$build/tests/symmetric" -problem femelast3d -n 7 -info :mat
 run "parity permuted fem3d, one thread: the symmetric half in the user's numbering" 1 "$build/tests/parity" -problem fem3d -n 10 -permute 3 -mat_csrk_threads 1
 run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0
 run "parity lap3d27, one thread: row slices, not nodes" 1 "$build/tests/parity" -problem lap3d27 -n 12 -mat_csrk_threads 1 -ordering natural -expect_nodes 0 -expect_patterns 1

@@ -1,7 +1,7 @@
 static const char help[] = "The symmetric half (MAT_CSRK_SYMMETRIC_HALF, one thread): built on a symmetric block, its products match aij\n"
                            "(MatMult, MatMultAdd with y = z and y != z) through value changes that keep the symmetry, that break it\n"
                            "by rounding only (kept) and by more (dropped); a duplicate; under the set-up budget it waits for the\n"
-                           "products that pay for its build.\n"
+                           "products that pay for its build (-info tells the steps).\n"
                            "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default fem3d, 10): symmetric\n";
 
 #include <petsccsrk.h>
@@ -143,18 +143,19 @@ int main(int argc, char **argv)
   PetscCall(ExpectHalf(C, PETSC_FALSE, "unsymmetric block"));
   PetscCall(MatDestroy(&C));
 
-  /* 7. the set-up budget: on a symmetric block, AIJ's kernel until the products pay for the half's build (not at the
-     21st product, as a build of one AIJ product would be), then built */
+  /* 7. the set-up budget: AIJ's kernel (or, where AIJ has inodes, the row nodes or the loop without them, built at the
+     21st product) until the products pay for the half's build, 140 of them; a build by the 300th */
   PetscCall(ScaleOneEntry(A, A, 1.0 / 1.5)); /* (both arguments A: back to the symmetric values, to rounding) */
   PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_BUDGET));
   PetscCall(MatCSRKSetNumThreads(C, 1));
-  for (PetscInt i = 0; i < 100; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, before the build"));
+  for (PetscInt i = 0; i < 139; i++) {
+    PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, before the half"));
+    PetscCall(ExpectHalf(C, PETSC_FALSE, "budget, before 140 products"));
+  }
+  for (PetscInt i = 139; i < 300; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, after the half's build"));
   PetscCall(MatCSRKGetInfo(C, &info));
-  PetscCheck(info.nbuilds == 0 && info.nfast == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "budget: built within 100 products (%" PetscInt_FMT " builds)", info.nbuilds);
-  for (PetscInt i = 0; i < 200; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, after the build"));
-  PetscCall(MatCSRKGetInfo(C, &info));
-  PetscCheck(info.nbuilds == 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "budget: expected one build within 300 products, got %" PetscInt_FMT, info.nbuilds);
+  PetscCheck(info.nbuilds >= 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "budget: no build within 300 products");
   PetscCall(MatDestroy(&C));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "symmetric half on %s: ok\n", problem));

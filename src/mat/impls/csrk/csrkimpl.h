@@ -174,7 +174,7 @@ typedef struct {
   PetscBool        declined;     /* the structure was no faster than AIJ: not built again for this pattern */
   PetscBool        noslices;     /* the rows make too few row slices: built without them for this pattern */
   PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
-  PetscInt         halfprobe;    /* one thread: whether the build is expected to try the symmetric half (1) or not (-1), from its first rows (0: not probed yet) */
+  PetscInt         halfprobe;    /* one thread: whether a build is expected to try the symmetric half (1: still to come, 2: tried) or not (-1), from its first rows (0: not probed yet) */
 } MatCSRKBudget;
 
 /* CUDA types: the COO assembly of the AIJ base type, which reads the values on the host (cuda/csrkcuda.c) */

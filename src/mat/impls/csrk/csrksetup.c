@@ -190,7 +190,7 @@ static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSR
           }
       }
       b->halfprobe = 8 * nrepeat < rows ? 1 : -1;
-      PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows repeat a row just before: %s\n", nrepeat, rows, b->halfprobe > 0 ? "the build tries the symmetric half, and waits for its cost" : "row nodes with value lists expected first"));
+      PetscCall(PetscInfo(A, "Set-up budget: %" PetscInt_FMT " of the first %" PetscInt_FMT " rows repeat a row just before: %s\n", nrepeat, rows, b->halfprobe > 0 ? "the symmetric half is tried once the products pay for its cost" : "row nodes with value lists expected first"));
     }
   }
   *half = (PetscBool)(b->halfprobe > 0);
@@ -452,6 +452,19 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
     b->seen    = state;
     b->nvalues = 0;
   }
+  /* the symmetric half as a second build, once the products since the values changed pay for it, over the structure
+     built at 20 products (or the AIJ kernel it lost to) */
+  if (b->halfprobe == 1 && !CSRKEager(sp) && (sp->st || b->declined) && b->nvalues >= CSRKBudgetWait(sp, CSRK_SYMMETRIC_PRODUCTS)) {
+    MatCSRKOptions opt = sp->opt;
+
+    b->halfprobe = 2;
+    b->declined  = PETSC_FALSE;
+    if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL;
+    if (b->noslices) opt.feature[MAT_CSRK_ROW_SLICES] = PETSC_FALSE;
+    PetscCall(PetscInfo(A, "Set-up budget: the symmetric half tried after %" PetscInt_FMT " products\n", b->nvalues));
+    PetscCall(CSRKBudgetBuild(A, sp, &opt));
+    if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (b->declined && !CSRKEager(sp)) {
     /* the natural order was no faster than AIJ: the auto ordering's check of a reordering still comes, as it would
        with the structure kept (a scrambled matrix gains by the reordering, not by the natural-order structure) */
@@ -491,7 +504,12 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
       PetscBool half = PETSC_FALSE;
 
       PetscCall(CSRKBudgetExpectsHalf(A, sp, &opt, &half));
-      if (half && CSRKBudgetBuildWaits(sp, CSRK_SYMMETRIC_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+      if (half && CSRKBudgetBuildWaits(sp, CSRK_SYMMETRIC_PRODUCTS)) {
+        /* where AIJ runs its inode kernel, the row nodes or the loop without them are built now and the half comes
+           later, a second build (above); else nothing is built until the half's cost is paid */
+        if (!CSRKAIJInodes(A)) PetscFunctionReturn(PETSC_SUCCESS);
+        opt.feature[MAT_CSRK_SYMMETRIC_HALF] = PETSC_FALSE;
+      } else if (half) b->halfprobe = 2;
     }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
