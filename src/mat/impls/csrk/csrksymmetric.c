@@ -19,8 +19,6 @@
    them formed in another order for (r,c) than for (c,r)), by at most 1.5 such units in the finite-element matrices of
    docs/performance.md; a product rounds each entry's contribution at that scale anyway */
 #define CSRK_SYMMETRIC_ULPS 8.0
-/* entries ahead whose mirrors the check prefetches */
-#define CSRK_SYMMETRIC_AHEAD 16
 
 /*
   CSRKSymmetricFill - checks that the block (st's rowptr, colidx, val: the AIJ arrays or a copy of them) is symmetric,
@@ -60,14 +58,6 @@ static PetscErrorCode CSRKSymmetricFill(MatCSRKStructure *st, PetscBool pattern,
     if (q < rp[r + 1] && cj[q] == r) q++;
     for (; q < rp[r + 1]; q++) {
       const CSRKIdx c = cj[q], p = cur[c];
-
-      /* the mirrors lie anywhere below: their cursors prefetched 2 D ahead, then their entries D ahead */
-      if (q + 2 * CSRK_SYMMETRIC_AHEAD < rp[m]) __builtin_prefetch(cur + cj[q + 2 * CSRK_SYMMETRIC_AHEAD], 1);
-      if (q + CSRK_SYMMETRIC_AHEAD < rp[m]) {
-        const CSRKIdx pa = cur[cj[q + CSRK_SYMMETRIC_AHEAD]];
-        __builtin_prefetch(cj + pa);
-        __builtin_prefetch(va + pa);
-      }
 
       if (p >= rp[c + 1] || cj[p] != r || nu == cap) goto done;
       if (va[p] != va[q] && !(PetscAbsScalar(va[p] - va[q]) <= tol * PetscSqrtReal(PetscAbsScalar(ud[r]) * PetscAbsScalar(ud[c])))) goto done;
