@@ -68,6 +68,7 @@ typedef struct _n_MatCSRKStructure {
   CSRKIdx        *uptr;     /* m+1: the strictly upper entries of row r are ucol[uptr[r] .. uptr[r+1]) (the symmetric half, csrksymmetric.c), or NULL */
   CSRKIdx        *ucol;     /* nnzu: their columns */
   PetscScalar    *uval;     /* nnzu: their values */
+  CSRKIdx        *umirror;  /* nnzu: the position in val of each one's mirror (c, r), for the value refresh */
   PetscScalar    *udiag;    /* m: the diagonal (0 where there is none) */
   PetscInt        nnzu;     /* strictly upper entries */
   PetscScalar    *val;      /* nnz */
@@ -134,7 +135,7 @@ struct _n_MatCSRKVariant {
   PetscErrorCode (*build)(Mat, MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
   void (*mult)(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
   PetscErrorCode (*refresh)(MatCSRKStructure *);
-  MatCSRKArray arrays[5]; /* ended by an entry of size 0 */
+  MatCSRKArray arrays[6]; /* ended by an entry of size 0 */
 };
 PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantSymmetric, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */

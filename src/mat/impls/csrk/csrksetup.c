@@ -25,7 +25,8 @@
 #define CSRK_FILL_PARTS       32   /* parts of that fill; also the least share of the nonzeros a part of a product is timed on */
 #define CSRK_REORDER_PRODUCTS 60.0 /* expected cost of the auto ordering's check of a reordering */
 #define CSRK_REFRESH_PRODUCTS 1.0  /* expected cost of a value refresh */
-#define CSRK_SYMMETRIC_PRODUCTS 7.0 /* the same of the symmetric half's build, or of its refresh, which checks the symmetry again (docs/design.md, "The symmetric half") */
+#define CSRK_SYMMETRIC_PRODUCTS 7.0 /* expected cost of the symmetric half's build, its check of the symmetry (docs/design.md, "The symmetric half") */
+#define CSRK_SYMMETRIC_REFRESH_PRODUCTS 4.0 /* the same of its value refresh, which checks the values again through the mirrors the build found */
 #define CSRK_JUDGE_PRODUCTS   8    /* products of each kind (AIJ's kernel, the structure, ...) before a new structure is kept or dropped */
 #define CSRK_JUDGE_OUT        1.2  /* a candidate this much slower than the fastest, after 2 products of each, leaves the comparison: its products cost */
 #define CSRK_JUDGE_GAIN       1.03 /* a structure is kept only this much faster than AIJ's kernel: a smaller lead is within the noise of the comparison, and a wrong keep makes the run slower than aij */
@@ -514,7 +515,7 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
   } else if (sp->state != state) {
-    if (!b->fill.parts && b->nvalues < CSRKBudgetWait(sp, sp->st->variant == &MatCSRKVariantSymmetric ? CSRK_SYMMETRIC_PRODUCTS : CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
+    if (!b->fill.parts && b->nvalues < CSRKBudgetWait(sp, sp->st->variant == &MatCSRKVariantSymmetric ? CSRK_SYMMETRIC_REFRESH_PRODUCTS : CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKBudgetRefresh(A, sp, state));
   } else if (b->reorder && b->npattern >= CSRKBudgetWait(sp, CSRK_REORDER_PRODUCTS)) PetscCall(CSRKBudgetReorder(A, sp));
   /* nothing filled and no part due: AIJ's own kernel, without attaching the AIJ arrays (a lookup per product) */

@@ -20,21 +20,26 @@
    docs/performance.md; a product rounds each entry's contribution at that scale anyway */
 #define CSRK_SYMMETRIC_ULPS 8.0
 
+/* whether a(r,c) = a and its mirror a(c,r) = b agree, to rounding of the diagonals dr = a(r,r) and dc = a(c,c) */
+static inline PetscBool CSRKMirrorsAgree(PetscScalar a, PetscScalar b, PetscScalar dr, PetscScalar dc)
+{
+  return (PetscBool)(a == b || PetscAbsScalar(a - b) <= CSRK_SYMMETRIC_ULPS * PETSC_MACHINE_EPSILON * PetscSqrtReal(PetscAbsScalar(dr) * PetscAbsScalar(dc)));
+}
+
 /*
   CSRKSymmetricFill - checks that the block (st's rowptr, colidx, val: the AIJ arrays or a copy of them) is symmetric,
-  its pattern exactly and its values to rounding (CSRK_SYMMETRIC_ULPS), and writes its diagonal (0 where there is
-  none) and strictly upper entries (uval; ucol and uptr only when pattern, at the build). Row r's upper entries (r, c)
-  are matched with the lower entries (c, r) of row c, which come in the order of r, through a cursor per row (as
-  PETSc's MatIsTranspose_SeqAIJ does). Stops at the first mismatch: an unsymmetric block costs little.
+  its pattern exactly and its values to rounding (CSRK_SYMMETRIC_ULPS), and writes the half: its diagonal (0 where
+  there is none), its strictly upper entries and where their mirrors are. Row r's upper entries (r, c) are matched
+  with the lower entries (c, r) of row c, which come in the order of r, through a cursor per row (as PETSc's
+  MatIsTranspose_SeqAIJ does). Stops at the first mismatch: an unsymmetric block costs little.
 */
-static PetscErrorCode CSRKSymmetricFill(MatCSRKStructure *st, PetscBool pattern, PetscBool *symmetric)
+static PetscErrorCode CSRKSymmetricFill(MatCSRKStructure *st, PetscBool *symmetric)
 {
   const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx;
   const PetscScalar *restrict va = st->val;
   PetscScalar *restrict       ud = st->udiag;
   const PetscInt              m  = st->m;
   const CSRKIdx               cap = (CSRKIdx)((st->nnz + 1) / 2); /* a symmetric block has at most this many */
-  const PetscReal             tol = CSRK_SYMMETRIC_ULPS * PETSC_MACHINE_EPSILON;
   CSRKIdx                    *cur, nu = 0;
 
   PetscFunctionBegin;
@@ -48,7 +53,7 @@ static PetscErrorCode CSRKSymmetricFill(MatCSRKStructure *st, PetscBool pattern,
     ud[r]  = (q < rp[r + 1] && cj[q] == r) ? va[q] : 0.0;
     cur[r] = rp[r];
   }
-  if (pattern) st->uptr[0] = 0;
+  st->uptr[0] = 0;
   for (PetscInt r = 0; r < m; r++) {
     CSRKIdx q = rp[r];
 
@@ -59,18 +64,48 @@ static PetscErrorCode CSRKSymmetricFill(MatCSRKStructure *st, PetscBool pattern,
     for (; q < rp[r + 1]; q++) {
       const CSRKIdx c = cj[q], p = cur[c];
 
-      if (p >= rp[c + 1] || cj[p] != r || nu == cap) goto done;
-      if (va[p] != va[q] && !(PetscAbsScalar(va[p] - va[q]) <= tol * PetscSqrtReal(PetscAbsScalar(ud[r]) * PetscAbsScalar(ud[c])))) goto done;
-      cur[c] = p + 1;
-      if (pattern) st->ucol[nu] = c;
-      st->uval[nu++] = va[q];
+      if (p >= rp[c + 1] || cj[p] != r || nu == cap || !CSRKMirrorsAgree(va[q], va[p], ud[r], ud[c])) goto done;
+      cur[c]          = p + 1;
+      st->ucol[nu]    = c;
+      st->umirror[nu] = p;
+      st->uval[nu++]  = va[q];
     }
-    if (pattern) st->uptr[r + 1] = nu;
+    st->uptr[r + 1] = nu;
   }
   *symmetric = PETSC_TRUE;
-  if (pattern) st->nnzu = nu;
+  st->nnzu   = nu;
 done:
   PetscCall(PetscFree(cur));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  CSRKSymmetricRefill - the same check and copy for new values of the same pattern, through the mirrors found at the
+  build: row r's upper entries are the last of its row, its diagonal the entry before them, and the loads of the
+  mirrors do not wait on one another (the build's cursors do)
+*/
+static PetscErrorCode CSRKSymmetricRefill(MatCSRKStructure *st, PetscBool *symmetric)
+{
+  const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx, *restrict up = st->uptr, *restrict uc = st->ucol, *restrict mi = st->umirror;
+  const PetscScalar *restrict va = st->val;
+  PetscScalar *restrict       ud = st->udiag, *restrict uv = st->uval;
+
+  PetscFunctionBegin;
+  *symmetric = PETSC_FALSE;
+  for (PetscInt r = 0; r < st->m; r++) {
+    const CSRKIdx q0 = rp[r + 1] - (up[r + 1] - up[r]);
+
+    ud[r] = (q0 > rp[r] && cj[q0 - 1] == r) ? va[q0 - 1] : 0.0;
+  }
+  for (PetscInt r = 0; r < st->m; r++) {
+    const PetscScalar *v = va + rp[r + 1] - (up[r + 1] - up[r]) - up[r]; /* v[k]: the value of upper entry k */
+
+    for (CSRKIdx k = up[r]; k < up[r + 1]; k++) {
+      if (!CSRKMirrorsAgree(v[k], va[mi[k]], ud[r], ud[uc[k]])) PetscFunctionReturn(PETSC_SUCCESS);
+      uv[k] = v[k];
+    }
+  }
+  *symmetric = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -128,11 +163,13 @@ static PetscErrorCode CSRKSymmetricBuild(Mat A, MatCSRKPlan *plan, MatCSRKStruct
   PetscCall(PetscMalloc1(st->m + 1, &st->uptr));
   PetscCall(PetscMalloc1((st->nnz + 1) / 2, &st->ucol));
   PetscCall(PetscMalloc1((st->nnz + 1) / 2, &st->uval));
+  PetscCall(PetscMalloc1((st->nnz + 1) / 2, &st->umirror));
   PetscCall(PetscMalloc1(st->m, &st->udiag));
-  PetscCall(CSRKSymmetricFill(st, PETSC_TRUE, &symmetric));
+  PetscCall(CSRKSymmetricFill(st, &symmetric));
   if (symmetric && st->nnzu > 0) { /* the room the diagonal did not take given back */
     PetscCall(PetscRealloc(sizeof(*st->ucol) * (size_t)st->nnzu, &st->ucol));
     PetscCall(PetscRealloc(sizeof(*st->uval) * (size_t)st->nnzu, &st->uval));
+    PetscCall(PetscRealloc(sizeof(*st->umirror) * (size_t)st->nnzu, &st->umirror));
   }
   PetscCall(PetscTime(&t1));
   /* row nodes that multiply an earlier node's values stream fewer bytes than the half: they go first */
@@ -150,7 +187,7 @@ static PetscErrorCode CSRKSymmetricRefresh(MatCSRKStructure *st)
   PetscBool symmetric;
 
   PetscFunctionBegin;
-  PetscCall(CSRKSymmetricFill(st, PETSC_FALSE, &symmetric));
+  PetscCall(CSRKSymmetricRefill(st, &symmetric));
   if (!symmetric) {
     PetscCall(MatCSRKVariantFree(&MatCSRKVariantSymmetric, st));
     st->variant = MatCSRKVariantIndexLoop(st);
@@ -158,4 +195,4 @@ static PetscErrorCode CSRKSymmetricRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}};
+const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}};
