@@ -1,16 +1,16 @@
 /*
-   The symmetric half of the one-thread CPU kernel: a square block whose values are symmetric (the operators of most
-   finite-element and finite-volume discretizations: Poisson, elasticity, where the boundary rows keep it so), to
-   rounding (CSRK_SYMMETRIC_ULPS below), keeps its diagonal and its strictly upper triangle only, and one pass over them forms
-   y = A x: row r adds a(r,c) x(c) to y(r) and a(r,c) x(r) to y(c). About half the bytes of the AIJ loop are
-   streamed (its values and column indices once for two entries); the second update is a read and a write of y at c,
-   which lies where x(c) was read. This is the storage of PETSc's SBAIJ, kept here as a shadow copy for a user who
-   assembled AIJ (docs/design.md, "The symmetric half").
+   The symmetric half of the one-thread CPU kernel: a square block whose values are symmetric to rounding
+   (CSRK_SYMMETRIC_ULPS below; the operators of most finite-element and finite-volume discretizations: Poisson,
+   elasticity, where the boundary rows keep it so) keeps its diagonal and its strictly upper triangle only, and one
+   pass over them forms y = A x: row r adds a(r,c) x(c) to y(r) and a(r,c) x(r) to y(c). About half the bytes of the
+   AIJ loop are streamed (its values and column indices once for two entries); the second update is a read and a write
+   of y at c, which lies where x(c) was read. This is the storage of PETSc's SBAIJ, kept here as a shadow copy for a
+   user who assembled AIJ (docs/design.md, "The symmetric half").
 
    Sums are in another order than the AIJ loop's (y(c) gathers its lower entries as the rows above it pass), and a
    lower entry is taken as its upper mirror, which may differ from it by rounding: the products agree with AIJ's to
-   rounding, not bit for bit. The symmetry is checked, not assumed, at the build and at
-   every change of the values; values that are no longer symmetric drop the half (csrksetup.c).
+   rounding, not bit for bit. The symmetry is checked, not assumed, at the build and at every change of the values;
+   values that are no longer symmetric drop the half (csrksetup.c).
 */
 #include "csrkimpl.h"
 
