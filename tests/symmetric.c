@@ -83,6 +83,17 @@ static PetscErrorCode ScaleOneEntry(Mat A, Mat C, PetscReal f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* C: A as csrk on one thread a rank with the given set-up (the natural order, for eager: the half needs it) */
+static PetscErrorCode ConvertOneThread(Mat A, MatCSRKSetup setup, Mat *C)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, C));
+  PetscCall(MatCSRKSetSetup(*C, setup));
+  PetscCall(MatCSRKSetNumThreads(*C, 1));
+  if (setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatCSRKSetOrdering(*C, MAT_CSRK_ORDERING_NATURAL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, C, D;
@@ -103,10 +114,7 @@ int main(int argc, char **argv)
   PetscCall(VecSetRandom(w, NULL));
 
   /* 1. eager: the half at the first product, on every rank */
-  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
-  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
-  PetscCall(MatCSRKSetNumThreads(C, 1));
-  PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_NATURAL));
+  PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_EAGER, &C));
   PetscCall(CompareAll(A, C, x, y, z, w, "symmetric block"));
   PetscCall(ExpectHalf(C, PETSC_TRUE, "symmetric block"));
 
@@ -135,10 +143,7 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&C));
 
   /* 6. an unsymmetric block is never built with the half */
-  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
-  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
-  PetscCall(MatCSRKSetNumThreads(C, 1));
-  PetscCall(MatCSRKSetOrdering(C, MAT_CSRK_ORDERING_NATURAL));
+  PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_EAGER, &C));
   PetscCall(CompareAll(A, C, x, y, z, w, "unsymmetric block"));
   PetscCall(ExpectHalf(C, PETSC_FALSE, "unsymmetric block"));
   PetscCall(MatDestroy(&C));
@@ -146,9 +151,7 @@ int main(int argc, char **argv)
   /* 7. the set-up budget: AIJ's kernel (or, where AIJ has inodes, the row nodes or the loop without them, built at the
      21st product) until the products pay for the half's build, 140 of them; a build by the 300th */
   PetscCall(ScaleOneEntry(A, A, 1.0 / 1.5)); /* (both arguments A: back to the symmetric values, to rounding) */
-  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
-  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_BUDGET));
-  PetscCall(MatCSRKSetNumThreads(C, 1));
+  PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_BUDGET, &C));
   for (PetscInt i = 0; i < 139; i++) {
     PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, before the half"));
     PetscCall(ExpectHalf(C, PETSC_FALSE, "budget, before 140 products"));

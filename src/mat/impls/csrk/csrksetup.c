@@ -137,6 +137,12 @@ static PetscInt CSRKProbeRuns(const PetscInt *ai, const PetscInt *aj, PetscInt m
   return n;
 }
 
+/* the first rows of a block of m rows that the probes read: a part's worth, at least 32 slices' worth */
+static inline PetscInt CSRKProbeRows(PetscInt m)
+{
+  return PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
+}
+
 /*
    The probe of a block about to be built by parts: its first rows (a part's worth, at least 32 slices' worth),
    before anything is allocated. Where fewer than half of them make row slices, the first part would stop the fill
@@ -152,7 +158,7 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
   PetscFunctionBegin;
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
   m       = A->rmap->n;
-  rows    = PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
+  rows    = CSRKProbeRows(m);
   nsliced = CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE);
   if (2 * nsliced >= rows) PetscFunctionReturn(PETSC_SUCCESS);
   if (sp->opt.feature[MAT_CSRK_ROW_NODES]) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
@@ -181,7 +187,7 @@ static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSR
     b->halfprobe = -1;
     if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) {
       PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, &aa, NULL));
-      rows = PetscMin(m, PetscMax((m + CSRK_FILL_PARTS - 1) / CSRK_FILL_PARTS, 32 * CSRK_SLICE));
+      rows = CSRKProbeRows(m);
       for (PetscInt r = 1; r < rows; r++) {
         const PetscInt len = ai[r + 1] - ai[r];
         for (PetscInt s = 1; s <= PetscMin(r, CSRK_NODE_MAX); s++)
@@ -204,6 +210,18 @@ static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSR
 static inline PetscBool CSRKRunsAIJLoop(const MatCSRKStructure *st)
 {
   return (PetscBool)(st->nthreads == 1 && !st->perm && st->variant == &MatCSRKVariantColumns32);
+}
+
+/* A structure that would run AIJ's own loop where AIJ's kernel is not its inode kernel is dropped for this nonzero
+   pattern (why: what it lacks), unless eager (a user who wants it anyway sets -mat_csrk_setup eager) */
+static PetscErrorCode CSRKBudgetDropAIJLoop(Mat A, Mat_SeqCSRK *sp, const char *why)
+{
+  PetscFunctionBegin;
+  if (CSRKEager(sp) || !CSRKRunsAIJLoop(sp->st) || CSRKAIJInodes(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscInfo(A, "Set-up budget: %s: the structure would run AIJ's own loop, dropped for this nonzero pattern\n", why));
+  PetscCall(MatSeqCSRKDropStructure(A));
+  sp->budget.declined = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Builds the structure for the current pattern and values of A with the options opt, its row slices filled by parts
@@ -229,11 +247,7 @@ static PetscErrorCode CSRKBudgetBuild(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptio
   b->saved   = 0;
   b->nwait   = 0;
   PetscCall(PetscInfo(A, "Set-up budget: structure built after %" PetscInt_FMT " products in %g s (%g AIJ products)%s\n", b->npattern, t1 - t0, b->tbase > 0 ? (t1 - t0) / b->tbase : 0, b->fill.parts ? ", its row slices to be filled a part at a product" : ""));
-  if (!CSRKEager(sp) && CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A)) {
-    PetscCall(PetscInfo(A, "Set-up budget: no row slices, row nodes or reordering: the structure would run AIJ's own loop, dropped for this nonzero pattern\n"));
-    PetscCall(MatSeqCSRKDropStructure(A));
-    b->declined = PETSC_TRUE;
-  }
+  PetscCall(CSRKBudgetDropAIJLoop(A, sp, "no row slices, row nodes, symmetric half or reordering"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -412,13 +426,7 @@ static PetscErrorCode CSRKBudgetRefresh(Mat A, Mat_SeqCSRK *sp, PetscObjectState
     PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
     PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
     PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
-    if (sp->st->variant != v) { /* the symmetric half, with values no longer symmetric */
-      PetscCall(PetscInfo(A, "Set-up budget: the new values are not symmetric, the symmetric half dropped%s\n", !CSRKEager(sp) && CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A) ? " with the structure, for this nonzero pattern" : ""));
-      if (!CSRKEager(sp) && CSRKRunsAIJLoop(sp->st) && !CSRKAIJInodes(A)) {
-        PetscCall(MatSeqCSRKDropStructure(A));
-        sp->budget.declined = PETSC_TRUE;
-      }
-    }
+    if (sp->st->variant != v) PetscCall(CSRKBudgetDropAIJLoop(A, sp, "the new values are not symmetric, the symmetric half dropped")); /* (the half's refresh falls back to the index loop) */
   }
   sp->state = state;
   sp->nrefresh++;
