@@ -169,6 +169,13 @@ for np in $ranks; do
   run "symmetric half femelast3d (AIJ inodes: the half a second build)" "$np" "$build/tests/symmetric" -problem femelast3d -n 7
   run "state fem3d, one thread: the symmetric half" "$np" "$build/tests/state" -problem fem3d -n 8 -mat_csrk_threads 1
 done
+# a renumbered constant-coefficient stencil repeats its values in rows of their own columns: no value lists, so
+# nothing is built before the half's 140 products (a structure without it would run AIJ's loop)
+for np in $ranks; do
+  run "symmetric half, renumbered lap3d27 under the set-up budget: nothing built before 140 products" "$np" "$build/tests/symmetric" -problem lap3d27 -n 12 -permute 1 -budget_only
+done
+run "symmetric half fem3d renumbered: eager and under the budget" 2 "$build/tests/symmetric" -problem fem3d -n 12 -permute 3
+run_grep "set-up budget: row nodes with value lists built without the half's check (elasticity3d)" "row nodes with value lists expected first" "$build/tests/symmetric" -problem elasticity3d -n 8 -budget_only -info :mat
 run_grep "set-up budget: row nodes at 20 products, the symmetric half at 140 (femelast3d)" "the symmetric half tried after 140 products" "$build/tests/symmetric" -problem femelast3d -n 7 -info :mat
 run "parity permuted fem3d, one thread: the symmetric half in the user's numbering" 1 "$build/tests/parity" -problem fem3d -n 10 -permute 3 -mat_csrk_threads 1
 run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0

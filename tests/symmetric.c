@@ -2,7 +2,9 @@ static const char help[] = "The symmetric half (MAT_CSRK_SYMMETRIC_HALF, one thr
                            "(MatMult, MatMultAdd with y = z and y != z) through value changes that keep the symmetry, that break it\n"
                            "by rounding only (kept) and by more (dropped); a duplicate; under the set-up budget it waits for the\n"
                            "products that pay for its build (-info tells the steps).\n"
-                           "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default fem3d, 10): symmetric\n";
+                           "  -problem <name> -n <n>  the matrix (src/mat/utils/problems.c; default fem3d, 10): symmetric\n"
+                           "  -permute <seed>         randomly renumbered first (0: not)\n"
+                           "  -budget_only            only the set-up budget's part (blocks that eager builds would give row slices)\n";
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
@@ -99,62 +101,86 @@ int main(int argc, char **argv)
   Mat         A, C, D;
   Vec         x, y, z, w;
   char        problem[64] = "fem3d";
-  PetscInt    n = 10;
+  PetscInt    n = 10, seed = 0, nodes = 0, m;
+  PetscMPIInt inodes;
+  PetscBool   budgetonly = PETSC_FALSE;
   MatCSRKInfo info;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-budget_only", &budgetonly, NULL));
   PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
+  if (seed) {
+    PetscCall(MatCSRKPermuteRandom(A, seed, &D));
+    PetscCall(MatDestroy(&A));
+    A = D;
+  }
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecDuplicate(y, &z));
   PetscCall(VecDuplicate(y, &w));
   PetscCall(VecSetRandom(x, NULL));
   PetscCall(VecSetRandom(w, NULL));
 
-  /* 1. eager: the half at the first product, on every rank */
-  PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_EAGER, &C));
-  PetscCall(CompareAll(A, C, x, y, z, w, "symmetric block"));
-  PetscCall(ExpectHalf(C, PETSC_TRUE, "symmetric block"));
+  if (!budgetonly) {
+    /* 1. eager: the half at the first product, on every rank */
+    PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_EAGER, &C));
+    PetscCall(CompareAll(A, C, x, y, z, w, "symmetric block"));
+    PetscCall(ExpectHalf(C, PETSC_TRUE, "symmetric block"));
 
-  /* 2. new values that keep the symmetry: copied again, the half kept */
-  PetscCall(MatScale(A, 3.0));
-  PetscCall(MatScale(C, 3.0));
-  PetscCall(CompareAll(A, C, x, y, z, w, "after MatScale"));
-  PetscCall(ExpectHalf(C, PETSC_TRUE, "after MatScale"));
+    /* 2. new values that keep the symmetry: copied again, the half kept */
+    PetscCall(MatScale(A, 3.0));
+    PetscCall(MatScale(C, 3.0));
+    PetscCall(CompareAll(A, C, x, y, z, w, "after MatScale"));
+    PetscCall(ExpectHalf(C, PETSC_TRUE, "after MatScale"));
 
-  /* 3. a duplicate multiplies with its own copy of the half */
-  PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &D));
-  PetscCall(CompareAll(A, D, x, y, z, w, "duplicate"));
-  PetscCall(ExpectHalf(D, PETSC_TRUE, "duplicate"));
-  PetscCall(MatDestroy(&D));
+    /* 3. a duplicate multiplies with its own copy of the half */
+    PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &D));
+    PetscCall(CompareAll(A, D, x, y, z, w, "duplicate"));
+    PetscCall(ExpectHalf(D, PETSC_TRUE, "duplicate"));
+    PetscCall(MatDestroy(&D));
 
-  /* 4. one entry off by a unit of rounding (an assembled operator's kind of asymmetry): the half kept, the products
-     the same to rounding */
-  PetscCall(ScaleOneEntry(A, C, 1.0 + 2 * PETSC_MACHINE_EPSILON));
-  PetscCall(CompareAll(A, C, x, y, z, w, "one entry off by rounding"));
-  PetscCall(ExpectHalf(C, PETSC_TRUE, "one entry off by rounding"));
+    /* 4. one entry off by a unit of rounding (an assembled operator's kind of asymmetry): the half kept, the products
+       the same to rounding */
+    PetscCall(ScaleOneEntry(A, C, 1.0 + 2 * PETSC_MACHINE_EPSILON));
+    PetscCall(CompareAll(A, C, x, y, z, w, "one entry off by rounding"));
+    PetscCall(ExpectHalf(C, PETSC_TRUE, "one entry off by rounding"));
 
-  /* 5. one entry off by more: not symmetric, the half dropped at the refresh, the products right */
-  PetscCall(ScaleOneEntry(A, C, 1.5));
-  PetscCall(CompareAll(A, C, x, y, z, w, "one entry changed"));
-  PetscCall(ExpectHalf(C, PETSC_FALSE, "one entry changed"));
-  PetscCall(MatDestroy(&C));
+    /* 5. one entry off by more: not symmetric, the half dropped at the refresh, the products right */
+    PetscCall(ScaleOneEntry(A, C, 1.5));
+    PetscCall(CompareAll(A, C, x, y, z, w, "one entry changed"));
+    PetscCall(ExpectHalf(C, PETSC_FALSE, "one entry changed"));
+    PetscCall(MatDestroy(&C));
 
-  /* 6. an unsymmetric block is never built with the half */
-  PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_EAGER, &C));
-  PetscCall(CompareAll(A, C, x, y, z, w, "unsymmetric block"));
-  PetscCall(ExpectHalf(C, PETSC_FALSE, "unsymmetric block"));
-  PetscCall(MatDestroy(&C));
+    /* 6. an unsymmetric block is never built with the half */
+    PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_EAGER, &C));
+    PetscCall(CompareAll(A, C, x, y, z, w, "unsymmetric block"));
+    PetscCall(ExpectHalf(C, PETSC_FALSE, "unsymmetric block"));
+    PetscCall(MatDestroy(&C));
+    PetscCall(ScaleOneEntry(A, A, 1.0 / 1.5)); /* (both arguments A: back to the symmetric values, to rounding) */
+  }
 
   /* 7. the set-up budget: AIJ's kernel (or, where AIJ has inodes, the row nodes or the loop without them, built at the
      21st product) until the products pay for the half's build, 140 of them; a build by the 300th */
-  PetscCall(ScaleOneEntry(A, A, 1.0 / 1.5)); /* (both arguments A: back to the symmetric values, to rounding) */
   PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_BUDGET, &C));
   for (PetscInt i = 0; i < 139; i++) {
     PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, before the half"));
     PetscCall(ExpectHalf(C, PETSC_FALSE, "budget, before 140 products"));
+  }
+  /* where AIJ runs its plain kernel (no inodes on any rank), nothing at all is built before the half: a structure
+     without it would run AIJ's own loop */
+  {
+    Mat Ad;
+
+    PetscCall(MatGetDiagonalBlock(A, &Ad));
+    PetscCall(MatInodeGetInodeSizes(Ad, &nodes, NULL, NULL));
+    PetscCall(MatGetLocalSize(Ad, &m, NULL));
+    inodes = nodes > 0 && nodes < m;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &inodes, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    PetscCheck(inodes || info.nbuilds == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "budget: %" PetscInt_FMT " builds before the half's 140 products", info.nbuilds);
   }
   for (PetscInt i = 139; i < 300; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, after the half's build"));
   PetscCall(MatCSRKGetInfo(C, &info));

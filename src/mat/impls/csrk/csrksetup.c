@@ -172,13 +172,13 @@ static PetscErrorCode CSRKBudgetProbe(Mat A, Mat_SeqCSRK *sp)
 
 /*
    Whether the one-thread build about to come is expected to try the symmetric half (a square block whose first rows
-   do not repeat the values of a row just before, as the row nodes of one element matrix do: those keep their value
-   lists instead, at the cost of a plain build). Probed once per nonzero pattern, on the rows CSRKBudgetProbe() reads.
+   do not repeat the values of a row just before within row nodes, as the nodes of one element matrix do: those keep
+   their value lists instead, at the cost of a plain build). Probed once per nonzero pattern, on the rows CSRKBudgetProbe() reads.
 */
 static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSRKOptions *opt, PetscBool *half)
 {
   MatCSRKBudget     *b = &sp->budget;
-  const PetscInt    *ai;
+  const PetscInt    *ai, *aj;
   PetscScalar       *aa;
   PetscInt           m = A->rmap->n, rows, nrepeat = 0;
 
@@ -186,10 +186,13 @@ static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSR
   if (!b->halfprobe) {
     b->halfprobe = -1;
     if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) {
-      PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, &aa, NULL));
+      PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
       rows = CSRKProbeRows(m);
       for (PetscInt r = 1; r < rows; r++) {
         const PetscInt len = ai[r + 1] - ai[r];
+        /* value lists are row nodes' (a constant-coefficient scrambled stencil repeats values in rows of their own
+           columns, which no node takes) */
+        if (!CSRKSameRows(ai, aj, r - 1, r, PETSC_FALSE) && !(r + 1 < m && CSRKSameRows(ai, aj, r, r + 1, PETSC_FALSE))) continue;
         for (PetscInt s = 1; s <= PetscMin(r, CSRK_NODE_MAX); s++)
           if (len && ai[r - s + 1] - ai[r - s] == len && !memcmp(aa + ai[r], aa + ai[r - s], sizeof(PetscScalar) * (size_t)len)) {
             nrepeat++;
@@ -519,9 +522,12 @@ PetscErrorCode MatSeqCSRKGetStructure(Mat A, PetscBool product, MatCSRKStructure
         if (!CSRKAIJInodes(A)) PetscFunctionReturn(PETSC_SUCCESS);
         opt.feature[MAT_CSRK_SYMMETRIC_HALF] = PETSC_FALSE;
       } else if (half) b->halfprobe = 2;
+      else opt.feature[MAT_CSRK_SYMMETRIC_HALF] = PETSC_FALSE; /* value lists expected: the half's check would be wasted */
     }
     PetscCall(CSRKBudgetBuild(A, sp, &opt));
     if (!sp->st) PetscFunctionReturn(PETSC_SUCCESS); /* it would have run AIJ's loop */
+    /* the probe's rows were not the block's: no value lists after all, so the half comes as a second build */
+    if (b->halfprobe == -1 && sp->st->variant == &MatCSRKVariantNodes && !sp->st->nvalued && MatCSRKSymmetricMayApply(&sp->opt, A->rmap->n, A->cmap->n)) b->halfprobe = 1;
   } else if (sp->state != state) {
     if (!b->fill.parts && b->nvalues < CSRKBudgetWait(sp, sp->st->variant == &MatCSRKVariantSymmetric ? CSRK_SYMMETRIC_REFRESH_PRODUCTS : CSRK_REFRESH_PRODUCTS)) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CSRKBudgetRefresh(A, sp, state));
