@@ -34,6 +34,7 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
                            "                          slices=<0|1> (with row patterns, runs of 8 rows a row per vector lane: CPU),\n"
                            "                          nodes=<0|1> (one thread: consecutive rows with one column list together: CPU),\n"
                            "                          values=<0|1> (one thread: slices whose rows repeat one list of values keep it once: CPU),\n"
+                           "                          half=<0|1> (one thread: the diagonal and upper triangle of a symmetric block: CPU),\n"
                            "                          e.g. csrk:ordering=bandk:k=3\n"
                            "                          (csrkcuda also kernel=<auto|scalar|vector|stream|sliced|merge|block>\n"
                            "                          pinned_halo=<0|1> (MPI: own halo exchange through pinned buffers, or VecScatter))\n"
@@ -71,8 +72,8 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_thr, set_kern, set_comp, set_pat, set_slices, set_nodes, set_values, set_halo;
-  PetscInt        k, sr, ssr, threads, compress, patterns, slices, nodes, values, pinned_halo;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_thr, set_kern, set_comp, set_pat, set_slices, set_nodes, set_values, set_halo, set_half;
+  PetscInt        k, sr, ssr, threads, compress, patterns, slices, nodes, values, half, pinned_halo;
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
 } TypeEntry;
@@ -168,10 +169,13 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
     } else if (!strcmp(tok, "values")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->values));
       e->set_values = PETSC_TRUE;
+    } else if (!strcmp(tok, "half")) {
+      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->half));
+      e->set_half = PETSC_TRUE;
     } else if (!strcmp(tok, "pinned_halo")) {
       PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->pinned_halo));
       e->set_halo = PETSC_TRUE;
-    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, threads, compress, patterns, slices, nodes, values, kernel, pinned_halo)", str, tok);
+    } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, threads, compress, patterns, slices, nodes, values, half, kernel, pinned_halo)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -355,6 +359,7 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_slices) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_SLICES, (PetscBool)e->slices));
   if (e->set_nodes) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_NODES, (PetscBool)e->nodes));
   if (e->set_values) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_VALUES, (PetscBool)e->values));
+  if (e->set_half) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_SYMMETRIC_HALF, (PetscBool)e->half));
   if (e->set_halo) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_CUDA_HALO_PINNED, (PetscBool)e->pinned_halo));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;
