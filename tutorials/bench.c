@@ -72,8 +72,8 @@ typedef struct {
   PetscBool       reference; /* aij added as the reference, not in -types */
   PetscBool       device;    /* a GPU type: products are asynchronous */
   PetscBool       settings;  /* any CSR-k setting given */
-  PetscBool       set_k, set_sr, set_ssr, set_ord, set_thr, set_kern, set_comp, set_pat, set_slices, set_nodes, set_values, set_halo, set_half;
-  PetscInt        k, sr, ssr, threads, compress, patterns, slices, nodes, values, half, pinned_halo;
+  PetscBool       set_k, set_sr, set_ssr, set_ord, set_thr, set_kern, set_feature[MAT_CSRK_NUM_FEATURES];
+  PetscInt        k, sr, ssr, threads, feature[MAT_CSRK_NUM_FEATURES];
   MatCSRKCUDAKernel kernel;
   MatCSRKOrdering ordering;
 } TypeEntry;
@@ -106,6 +106,28 @@ static PetscErrorCode ParseInt(MPI_Comm comm, const char *entry, const char *key
   PetscCheck(val[0] && !*end && !errno && x >= lo && x <= hi, comm, PETSC_ERR_ARG_OUTOFRANGE, "-types entry %s: %s=%s is not an integer in [%" PetscInt_FMT ", %" PetscInt_FMT "]", entry, key, val, lo, hi);
   *v = (PetscInt)x;
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the on/off settings of a -types entry: short names of the MatCSRKFeature switches */
+static const struct {
+  const char    *name;
+  MatCSRKFeature feature;
+} BenchFeatures[] = {
+  {"compress",    MAT_CSRK_COMPRESS_INDICES },
+  {"patterns",    MAT_CSRK_ROW_PATTERNS     },
+  {"slices",      MAT_CSRK_ROW_SLICES       },
+  {"nodes",       MAT_CSRK_ROW_NODES        },
+  {"values",      MAT_CSRK_ROW_VALUES       },
+  {"half",        MAT_CSRK_SYMMETRIC_HALF   },
+  {"pinned_halo", MAT_CSRK_CUDA_HALO_PINNED },
+};
+
+/* the feature a setting names, or -1 */
+static PetscInt BenchFeature(const char *tok)
+{
+  for (size_t i = 0; i < sizeof(BenchFeatures) / sizeof(BenchFeatures[0]); i++)
+    if (!strcmp(tok, BenchFeatures[i].name)) return (PetscInt)BenchFeatures[i].feature;
+  return -1;
 }
 
 /* "csrk:ordering=bandk:k=3" -> type csrk and its settings; errors name the entry, before anything is measured */
@@ -154,27 +176,11 @@ static PetscErrorCode ParseEntry(MPI_Comm comm, const char *str, TypeEntry *e)
       PetscCheck(found, comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown kernel %s (auto, scalar, vector, stream, sliced, merge, block)", str, val);
       e->kernel   = (MatCSRKCUDAKernel)v;
       e->set_kern = PETSC_TRUE;
-    } else if (!strcmp(tok, "compress")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->compress));
-      e->set_comp = PETSC_TRUE;
-    } else if (!strcmp(tok, "patterns")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->patterns));
-      e->set_pat = PETSC_TRUE;
-    } else if (!strcmp(tok, "slices")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->slices));
-      e->set_slices = PETSC_TRUE;
-    } else if (!strcmp(tok, "nodes")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->nodes));
-      e->set_nodes = PETSC_TRUE;
-    } else if (!strcmp(tok, "values")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->values));
-      e->set_values = PETSC_TRUE;
-    } else if (!strcmp(tok, "half")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->half));
-      e->set_half = PETSC_TRUE;
-    } else if (!strcmp(tok, "pinned_halo")) {
-      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->pinned_halo));
-      e->set_halo = PETSC_TRUE;
+    } else if (BenchFeature(tok) >= 0) {
+      const PetscInt f = BenchFeature(tok);
+
+      PetscCall(ParseInt(comm, str, tok, val, 0, 1, &e->feature[f]));
+      e->set_feature[f] = PETSC_TRUE;
     } else SETERRQ(comm, PETSC_ERR_ARG_WRONG, "-types entry %s: unknown setting %s (ordering, k, sr, ssr, threads, compress, patterns, slices, nodes, values, half, kernel, pinned_halo)", str, tok);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -354,13 +360,8 @@ static PetscErrorCode ApplySettings(Mat C, const TypeEntry *e)
   if (e->set_ord) PetscCall(MatCSRKSetOrdering(C, e->ordering));
   if (e->set_kern) PetscCall(MatCSRKSetCUDAKernel(C, e->kernel));
   if (e->set_thr) PetscCall(MatCSRKSetNumThreads(C, e->threads ? e->threads : PETSC_DECIDE));
-  if (e->set_comp) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_COMPRESS_INDICES, (PetscBool)e->compress));
-  if (e->set_pat) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_PATTERNS, (PetscBool)e->patterns));
-  if (e->set_slices) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_SLICES, (PetscBool)e->slices));
-  if (e->set_nodes) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_NODES, (PetscBool)e->nodes));
-  if (e->set_values) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_ROW_VALUES, (PetscBool)e->values));
-  if (e->set_half) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_SYMMETRIC_HALF, (PetscBool)e->half));
-  if (e->set_halo) PetscCall(MatCSRKSetFeature(C, MAT_CSRK_CUDA_HALO_PINNED, (PetscBool)e->pinned_halo));
+  for (PetscInt f = 0; f < MAT_CSRK_NUM_FEATURES; f++)
+    if (e->set_feature[f]) PetscCall(MatCSRKSetFeature(C, (MatCSRKFeature)f, (PetscBool)e->feature[f]));
   if (e->set_sr || e->set_ssr) {
     PetscInt sr, ssr;
     PetscCall(MatCSRKGetSizes(C, &sr, &ssr));

@@ -186,13 +186,19 @@ static PetscErrorCode CSRKBudgetExpectsHalf(Mat A, Mat_SeqCSRK *sp, const MatCSR
   if (!b->halfprobe) {
     b->halfprobe = -1;
     if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) {
+      PetscBool next;
+
       PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
       rows = CSRKProbeRows(m);
+      next = (PetscBool)(rows > 1 && CSRKSameRows(ai, aj, 0, 1, PETSC_FALSE));
       for (PetscInt r = 1; r < rows; r++) {
-        const PetscInt len = ai[r + 1] - ai[r];
+        const PetscInt  len  = ai[r + 1] - ai[r];
+        const PetscBool prev = next; /* rows r - 1 and r share their columns */
+
         /* value lists are row nodes' (a constant-coefficient scrambled stencil repeats values in rows of their own
            columns, which no node takes) */
-        if (!CSRKSameRows(ai, aj, r - 1, r, PETSC_FALSE) && !(r + 1 < m && CSRKSameRows(ai, aj, r, r + 1, PETSC_FALSE))) continue;
+        next = (PetscBool)(r + 1 < m && CSRKSameRows(ai, aj, r, r + 1, PETSC_FALSE));
+        if (!prev && !next) continue;
         for (PetscInt s = 1; s <= PetscMin(r, CSRK_NODE_MAX); s++)
           if (len && ai[r - s + 1] - ai[r - s] == len && !memcmp(aa + ai[r], aa + ai[r - s], sizeof(PetscScalar) * (size_t)len)) {
             nrepeat++;
