@@ -18,7 +18,8 @@
 static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-k variants) on the same matrices, with set-up, value\n"
                            "refresh and CG+Jacobi costs, GFLOP/s, modelled GB/s, fraction of STREAM triad, speedup over aij.\n"
                            "Input (several allowed, comma separated; default -problem lap3d7):\n"
-                           "  -f <file>[,<file>...]   Matrix Market (.mtx, .mtx.gz) or PETSc binary (told apart by the content)\n"
+                           "  -f <file>[,<file>...]   Matrix Market (.mtx, .mtx.gz) or PETSc binary (told apart by the content), all read\n"
+                           "                          and checked before anything is measured\n"
                            "  -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes|fem3d|femelast3d>[,...]  generated problems\n"
                            "  -n <n>[,<n>...]         their sizes (one for all or one each; defaults: lap2d5 1024, lap3d7 100,\n"
                            "                          lap3d27 64, elasticity3d 40, fem3d 80, femelast3d 40, random/randrect/powerlaw 1000000)\n"
@@ -57,6 +58,9 @@ static const char help[] = "SpMV benchmark: MatMult of aij, sell, csrk (and CSR-
 #include <zlib.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #if defined(_OPENMP)
   #include <omp.h>
@@ -90,9 +94,11 @@ typedef struct {
 
 /* One input matrix: a file or a generated problem */
 typedef struct {
-  char     file[PETSC_MAX_PATH_LEN];
-  char     problem[64];
-  PetscInt n;
+  char      file[PETSC_MAX_PATH_LEN];
+  char      problem[64];
+  PetscInt  n;
+  PetscBool mm; /* the file is Matrix Market (else PETSc binary) */
+  Mat       A;  /* the file's matrix, read before anything is measured; taken by LoadInput() */
 } Input;
 
 static PetscErrorCode ParseInt(MPI_Comm comm, const char *entry, const char *key, const char *val, PetscInt lo, PetscInt hi, PetscInt *v)
@@ -270,67 +276,109 @@ static PetscErrorCode StreamTriad(MPI_Comm comm, PetscInt mb, int nthreads, Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* What the file holds, from its first bytes (gzip looked into): 1 Matrix Market, 0 PETSc binary; rank 0 reads */
-static PetscErrorCode FileKind(MPI_Comm comm, const char *file, PetscBool *mm)
+/* Checks an input file (rank 0 reads) before anything is measured, and says what it holds: Matrix Market (plain or
+   gzip-compressed) or a PETSc binary matrix. Every error names the file: missing, not a regular file, unreadable,
+   empty, gzip-compressed without Matrix Market inside, neither kind, or a binary matrix shorter than its header says */
+static PetscErrorCode CheckFile(MPI_Comm comm, const char *file, PetscBool *mm)
 {
   PetscMPIInt rank;
-  int         kind = -1; /* -1 cannot open, 0 binary, 1 Matrix Market, 2 gzip but not Matrix Market */
+  /* st[0]: 0 a PETSc binary matrix, 1 Matrix Market, else the failure below; st[1]: errno; hd: binary header, file size */
+  long long st[2] = {0, 0}, hd[5] = {0, 0, 0, 0, 0};
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) {
-    unsigned char head[16] = {0};
-    int           len      = 0;
-    FILE         *fp       = fopen(file, "rb");
-    if (fp) {
-      len = (int)fread(head, 1, 2, fp);
+    struct stat   sb;
+    unsigned char head[4 * sizeof(PetscInt)] = {0};
+    FILE         *fp;
+    size_t        len = 0;
+
+    errno = 0;
+    if (stat(file, &sb)) st[0] = -1, st[1] = errno;
+    else if (!S_ISREG(sb.st_mode)) st[0] = -2;
+    else if (!(fp = fopen(file, "rb"))) st[0] = -3, st[1] = errno;
+    else {
+      len = fread(head, 1, sizeof(head), fp);
       (void)fclose(fp);
-      kind = 0;
-      if (len == 2 && head[0] == 0x1f && head[1] == 0x8b) {
+      hd[4] = (long long)sb.st_size;
+      if (!sb.st_size || !len) st[0] = -4;
+      else if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b) { /* gzip: Matrix Market inside, or nothing we read */
         gzFile gz = gzopen(file, "rb");
-        kind      = 2;
-        if (gz) {
-          len = gzread(gz, head, 14);
-          (void)gzclose(gz);
-        } else len = 0;
-      } else {
-        fp  = fopen(file, "rb");
-        len = fp ? (int)fread(head, 1, 14, fp) : 0;
-        if (fp) (void)fclose(fp);
-      }
-      if (len == 14) {
+        len       = gz ? (size_t)PetscMax(gzread(gz, head, 14), 0) : 0;
+        if (gz) (void)gzclose(gz);
+        st[0] = -5;
+      } else st[0] = -6;
+      if (st[0] <= -5 && len >= 14) {
         const char *banner = "%%matrixmarket";
         int         i;
         for (i = 0; i < 14 && tolower(head[i]) == banner[i]; i++) {}
-        if (i == 14) kind = 1;
+        if (i == 14) st[0] = 1;
+      }
+      if (st[0] == -6 && len == sizeof(head)) { /* a PETSc binary matrix: class id, rows, columns, nonzeros, big-endian */
+        for (int f = 0; f < 4; f++) {
+          long long v = 0;
+          for (size_t b = 0; b < sizeof(PetscInt); b++) v = (v << 8) | head[f * sizeof(PetscInt) + b];
+          if (sizeof(PetscInt) == 4) v = (int32_t)v;
+          hd[f] = v;
+        }
+        if (hd[0] == MAT_FILE_CLASSID) st[0] = 0;
       }
     }
   }
-  PetscCallMPI(MPI_Bcast(&kind, 1, MPI_INT, 0, comm));
-  PetscCheck(kind >= 0, comm, PETSC_ERR_FILE_OPEN, "Cannot open %s", file);
-  PetscCheck(kind != 2, comm, PETSC_ERR_FILE_UNEXPECTED, "%s is gzip-compressed but not Matrix Market: gunzip a PETSc binary file first", file);
-  *mm = (PetscBool)(kind == 1);
+  PetscCallMPI(MPI_Bcast(st, 2, MPI_LONG_LONG, 0, comm));
+  PetscCallMPI(MPI_Bcast(hd, 5, MPI_LONG_LONG, 0, comm));
+  PetscCheck(st[0] != -1, comm, PETSC_ERR_FILE_OPEN, "-f %s: %s", file, st[1] ? strerror((int)st[1]) : "cannot stat it");
+  PetscCheck(st[0] != -2, comm, PETSC_ERR_FILE_OPEN, "-f %s: not a regular file (a directory?)", file);
+  PetscCheck(st[0] != -3, comm, PETSC_ERR_FILE_OPEN, "-f %s: cannot open it for reading: %s", file, st[1] ? strerror((int)st[1]) : "unknown error");
+  PetscCheck(st[0] != -4, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: empty file (expected a Matrix Market or PETSc binary matrix)", file);
+  PetscCheck(st[0] != -5, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: gzip-compressed but not Matrix Market inside: gunzip a PETSc binary file first", file);
+  PetscCheck(st[0] != -6, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: neither Matrix Market (no %%%%MatrixMarket banner) nor a PETSc binary matrix (no class id %d in its first %d bytes: a PETSc of another integer size, or not a matrix)", file, MAT_FILE_CLASSID, (int)sizeof(PetscInt));
+  if (!st[0]) { /* the header against the file's size: rows, their lengths, the column indices and the values */
+    const long long M = hd[1], N = hd[2], nz = hd[3];
+    long long       need;
+    PetscCheck(M >= 0 && N >= 0, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: PETSc binary matrix header gives %lld x %lld", file, M, N);
+    PetscCheck(nz >= 0, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: a PETSc binary matrix in a dense or other special format (nonzeros %lld), which MATAIJ does not load", file, nz);
+    need = (long long)sizeof(PetscInt) * (4 + M + nz) + (long long)sizeof(PetscScalar) * nz;
+    PetscCheck(hd[4] >= need, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: PETSc binary matrix of %lld x %lld with %lld nonzeros needs %lld bytes, the file has %lld (cut short?)", file, M, N, nz, need, hd[4]);
+  }
+  *mm = (PetscBool)(st[0] == 1);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Loads or generates input 'in' as MATAIJ and names it (file name without directory and extension, or problem-n) */
-static PetscErrorCode LoadInput(MPI_Comm comm, const Input *in, PetscInt seed, Mat *A, char *name, size_t len)
+/* Reads an input file, checked by CheckFile(), as MATAIJ; a PETSc binary file that MatLoad() does not read is an
+   error that names it */
+static PetscErrorCode ReadFile(MPI_Comm comm, const char *file, PetscBool mm, Mat *A)
+{
+  PetscFunctionBegin;
+  if (mm) PetscCall(MatCSRKReadMatrixMarket(comm, file, A)); /* its errors name the file and the line */
+  else {
+    PetscViewer    v;
+    PetscErrorCode ierr;
+    const char    *text = NULL;
+    PetscCall(PetscViewerBinaryOpen(comm, file, FILE_MODE_READ, &v));
+    PetscCall(MatCreate(comm, A));
+    PetscCall(MatSetType(*A, MATAIJ));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MatLoad(*A, v);
+    PetscCall(PetscPopErrorHandler());
+    if (ierr) PetscCall(PetscErrorMessage(ierr, &text, NULL));
+    PetscCheck(!ierr, comm, PETSC_ERR_FILE_UNEXPECTED, "-f %s: MatLoad() cannot read it as a PETSc binary matrix: %s", file, text ? text : "unknown error");
+    PetscCall(PetscViewerDestroy(&v));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Takes input 'in' as MATAIJ (the file read before the measurements, or the problem generated now) and names it (file
+   name without directory and extension, or problem-n) */
+static PetscErrorCode LoadInput(MPI_Comm comm, Input *in, PetscInt seed, Mat *A, char *name, size_t len)
 {
   PetscFunctionBegin;
   if (in->file[0]) {
-    PetscBool   mm = PETSC_FALSE;
     const char *base = strrchr(in->file, '/');
     char       *dot;
-    PetscCall(FileKind(comm, in->file, &mm));
-    if (mm) PetscCall(MatCSRKReadMatrixMarket(comm, in->file, A));
-    else {
-      PetscViewer v;
-      PetscCall(PetscViewerBinaryOpen(comm, in->file, FILE_MODE_READ, &v));
-      PetscCall(MatCreate(comm, A));
-      PetscCall(MatSetType(*A, MATAIJ));
-      PetscCall(MatLoad(*A, v));
-      PetscCall(PetscViewerDestroy(&v));
-    }
+    PetscCheck(in->A, comm, PETSC_ERR_PLIB, "-f %s: not read before the measurements", in->file);
+    *A    = in->A;
+    in->A = NULL;
     PetscCall(PetscStrncpy(name, base ? base + 1 : in->file, len));
     if ((dot = strrchr(name, '.')) && !strcmp(dot, ".gz")) *dot = 0;
     if ((dot = strrchr(name, '.')) && (!strcmp(dot, ".mtx") || !strcmp(dot, ".bin") || !strcmp(dot, ".petsc") || !strcmp(dot, ".dat"))) *dot = 0;
@@ -541,12 +589,6 @@ int main(int argc, char **argv)
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
-  { /* a benchmark of the kernels: the structure from the first product unless asked otherwise (the default set-up
-       budget would time AIJ's kernel in short runs; PETSc's own applications show what the budget gives) */
-    PetscBool set;
-    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_csrk_setup", &set));
-    if (!set) PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_setup", "eager"));
-  }
   comm = PETSC_COMM_WORLD;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -599,13 +641,11 @@ int main(int argc, char **argv)
     else in->n = 1000000;
   }
 
-  /* every input is checked before anything is measured: files can be opened and are of a known kind, problem names
-     exist (a tiny instance is made) */
+  /* every input is checked before anything is measured (the STREAM triad included): each file exists, is readable,
+     not empty and of a known kind (and is read below, after the types), problem names exist (a tiny instance is made) */
   for (PetscInt m = 0; m < ninputs; m++) {
-    if (inputs[m].file[0]) {
-      PetscBool mm;
-      PetscCall(FileKind(comm, inputs[m].file, &mm));
-    } else {
+    if (inputs[m].file[0]) PetscCall(CheckFile(comm, inputs[m].file, &inputs[m].mm));
+    else {
       Mat T;
       PetscCall(MatCSRKCreateProblem(comm, inputs[m].problem, 8, 1, &T));
       PetscCall(MatDestroy(&T));
@@ -647,6 +687,19 @@ int main(int argc, char **argv)
     size_t l;
     PetscCall(PetscStrlen(entries[t].label, &l));
     labw = PetscMax(labw, l + (entries[t].reference ? 6 : 0));
+  }
+
+  /* the files are read now, each kept until its turn: one that does not load stops the run, named, before the STREAM
+     triad or any product is measured */
+  for (PetscInt m = 0; m < ninputs; m++)
+    if (inputs[m].file[0]) PetscCall(ReadFile(comm, inputs[m].file, inputs[m].mm, &inputs[m].A));
+
+  { /* a benchmark of the kernels: the structure from the first product unless asked otherwise (the default set-up
+       budget would time AIJ's kernel in short runs; PETSc's own applications show what the budget gives); set after
+       the checks, so that a run they stop does not report it as an unused option */
+    PetscBool set;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_csrk_setup", &set));
+    if (!set) PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_setup", "eager"));
   }
 
   if (stream) {
