@@ -72,7 +72,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep
+.PHONY: all deps check test demo clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
 all: need-petsc $(LIB) $(UTIL_LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -203,6 +203,20 @@ plots:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null || exit 1; \
 	  else echo "plots: $(PYTHON) has no matplotlib: install it (Debian: sudo apt-get install python3-matplotlib; or pip install matplotlib)"; exit 1; fi; }
 	@$(PYTHON) $(TOP)/tutorials/plots.py $(PLOT_DIR) $(PLOT_CSV)
+
+# manual pages of the public names (configure-hooks/manpages.py, Python's standard library only), from the comment
+# blocks of include/petsccsrk.h and src/mat/impls/csrk/: markdown in docs/manualpages (committed), troff in
+# $(BUILD)/man (man -M build/man MATCSRK). manpages-check regenerates them apart and fails where docs/manualpages differs
+MANPAGES_MD ?= $(TOP)/docs/manualpages
+manpages:
+	@$(PYTHON) $(TOP)/configure-hooks/manpages.py --root $(TOP) --md $(MANPAGES_MD) --man $(BUILD)/man
+
+manpages-check:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) $(TOP)/configure-hooks/manpages.py --root $(TOP) --md $$tmp/manualpages >$$tmp/log 2>&1 || { cat $$tmp/log; echo "manpages-check: configure-hooks/manpages.py failed"; exit 1; }; \
+	if diff -r -q $$tmp/manualpages $(MANPAGES_MD) >/dev/null 2>&1; then echo "manpages-check: docs/manualpages matches the source comments"; \
+	else diff -r $$tmp/manualpages $(MANPAGES_MD) | head -n 20; \
+	  echo "manpages-check: docs/manualpages differs from the comment blocks of include/ and src/ (above): run 'make manpages' and commit docs/manualpages"; exit 1; fi
 
 clean:
 	rm -rf $(BUILD) $(LIBDIR)
