@@ -4,7 +4,7 @@
    random permutation, against the same product with the gather interleaved: before row r, x is gathered up to
    row r + W + D, so that the random reads of the gather run beside the streamed reads of the matrix. Both give the
    same bits (checked). On the 2-core machine and on the 16-core host the interleaved form was 0.87-1.02x the
-   separate passes (docs/history/experiments.md, session 13): the random reads and the streams share the core's misses.
+   separate passes (2026-11-21; docs/design.md, "What went and why"): the random reads and the streams share the core's misses.
 
      gcc -O3 gatherfuse.c -o gatherfuse && ./gatherfuse 2097152 15 4096        # m, repetitions, D
 */

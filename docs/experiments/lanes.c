@@ -3,7 +3,7 @@
    rows multiplied together, a row per vector lane, from a copy whose entries are interleaved (entry j of the C rows
    together, rows shorter than the longest of their C padded). Each lane adds its row's products in the row's order,
    and a padded entry is not added (a select, not a multiply by zero): the same bits as the AIJ loop, checked.
-   On the 2-core machine (docs/history/experiments.md, session 13) lanes were 1.2-1.3x the AIJ loop on 4elt (6 % padding) and
+   On the 2-core machine (2026-11-21; docs/design.md, "What went and why") lanes were 1.2-1.3x the AIJ loop on 4elt (6 % padding) and
    0.55-0.95x wherever rows of one slice differ in length by more (padding 16-147 %); not taken into the library.
 
      gcc -O3 -fopenmp-simd lanes.c -o lanes && ./lanes matrix.mtx[.gz] 200        # file, repetitions

@@ -5,7 +5,7 @@
 
      gcc -O3 -DAHEAD=4 nodeloop.c -o nodeloop && ./nodeloop 60 5      # n (nodes per direction), repetitions
 
-   What it showed on the 2-core machine (docs/history/experiments.md): a node loop reads the column indices of one row of three
+   What it showed on the 2-core machine (docs/design.md, "Row nodes"): a node loop reads the column indices of one row of three
    and skips the other two, and the values of the three rows as three short streams; the hardware prefetcher loses
    those partial streams and the node loop ran 2x slower than the plain loop, which streams everything. Prefetching
    the column indices and values of the node AHEAD nodes ahead (4) made it 1.1-1.4x faster than the plain loop.

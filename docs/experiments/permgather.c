@@ -8,7 +8,7 @@
                random accesses only inside an L2-sized block. Index data: iperm (4 B) for the first pass, a
                16-bit offset in the block for the second.
    Neither alternative beat the prefetched gather on the 2-core machine or on the 16-core host
-   (docs/history/experiments.md, session 13), so the library keeps the gather.
+   (2026-11-21; docs/design.md, "What went and why"), so the library keeps the gather.
 
      gcc -O3 -fopenmp permgather.c -o permgather && OMP_NUM_THREADS=1 ./permgather 2097152 20 16384 128
                                      # m, repetitions, block size (a power of 2, <= 65536), prefetch distance

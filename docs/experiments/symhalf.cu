@@ -1,5 +1,5 @@
-// docs/experiments/symhalf.cu: the symmetric half on the GPU with atomic adds, stand-alone (docs/design.md, "Not
-// built: the symmetric half on the GPU"). A symmetric matrix on an n^3 grid in natural order (the 15-point P1 stencil of
+// docs/experiments/symhalf.cu: the symmetric half on the GPU with atomic adds, stand-alone (docs/design.md, "What
+// went and why"). A symmetric matrix on an n^3 grid in natural order (the 15-point P1 stencil of
 // a Kuhn tetrahedral mesh, bs unknowns a point, values symmetric, diagonally dominant) multiplied by cuSPARSE's CSR
 // SpMV, by a CSR kernel of L lanes a row, and by the half (diagonal first, then each upper entry added to its row's sum
 // and, with an atomic add, to y at its column), the median of 50 products of each.
