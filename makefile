@@ -4,6 +4,7 @@
 #   make check    installs missing dependencies (Debian, as root), builds, runs every test
 #   make demo     runs tutorials/ex1 (CG on 3D Poisson, aij and csrk side by side)
 #   make deps     only the dependency check/installation
+#   make tune     once per machine: measures the CPU variants that only compete with AIJ's kernel (lib/csrk-machine.txt)
 #   make bench    a quick MatMult benchmark; make apps: PETSc's own tutorials timed with aij, sell and csrk
 #   make sweep    never slower? the test suite's tutorials and ksp ex10 on the bench matrices, aij against csrk
 #   V=1           prints the full compiler commands (by default one line per file)
@@ -42,7 +43,7 @@ BUILD  ?= $(TOP)/build
 LIBDIR ?= $(TOP)/lib
 LIB    := $(LIBDIR)/libcsrk.so
 
-LIB_SRC := src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkconvert.c src/mat/impls/csrk/csrkthreads.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/csrkplan.c src/mat/impls/csrk/csrkmult.c src/mat/impls/csrk/csrkpatterns.c src/mat/impls/csrk/csrkslices.c src/mat/impls/csrk/csrknodes.c src/mat/impls/csrk/csrksymmetric.c src/mat/impls/csrk/csrksetup.c src/mat/impls/csrk/tuning.c \
+LIB_SRC := src/mat/impls/csrk/csrkregister.c src/mat/impls/csrk/csrk.c src/mat/impls/csrk/csrkconvert.c src/mat/impls/csrk/csrkthreads.c src/mat/impls/csrk/csrkstructure.c src/mat/impls/csrk/csrkplan.c src/mat/impls/csrk/csrkmult.c src/mat/impls/csrk/csrkpatterns.c src/mat/impls/csrk/csrkslices.c src/mat/impls/csrk/csrknodes.c src/mat/impls/csrk/csrksymmetric.c src/mat/impls/csrk/csrksetup.c src/mat/impls/csrk/csrkmachine.c src/mat/impls/csrk/tuning.c \
            src/mat/impls/csrk/ordering/bandk.c src/mat/impls/csrk/seq/csrkseq.c src/mat/impls/csrk/mpi/csrkmpi.c
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 
@@ -72,7 +73,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
+.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
 all: need-petsc $(LIB) $(UTIL_LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -165,6 +166,15 @@ bench: all
 	@files=""; for f in $(BENCH_FILES); do [ -f "$(BENCH_MATRICES)/$$f" ] && files="$$files$${files:+,}$(BENCH_MATRICES)/$$f"; done; \
 	if [ -z "$$files" ]; then echo "bench 4/4: skipped, no $(BENCH_FILES) in $(BENCH_MATRICES) (BENCH_MATRICES=<folder> BENCH_FILES=<names> to add Matrix Market files)"; \
 	else echo "bench 4/4: $$files"; $(MPIRUN) -n $(BENCH_NP) $(BUILD)/tutorials/bench -f $$files $(BENCH_OPTS) -stream 0 -o $(BENCH_CSV); fi
+
+# the machine file: the CPU row loops that only compete with AIJ's kernel (symmetric half, row nodes, the plain loop)
+# timed once against it on one rank per core, every core busy (tutorials/tune.c, about a minute on 2 cores); the
+# plugin reads it beside itself when registered, and without it keeps AIJ's kernel where a variant saves no bytes
+TUNE_NP   ?= $(CORES)
+TUNE_FILE ?= $(LIBDIR)/csrk-machine.txt
+tune: all
+	@echo "tune: the rivals of AIJ's kernel on $(TUNE_NP) MPI rank(s), one thread each; writes $(TUNE_FILE)"
+	@$(MPIRUN) -n $(TUNE_NP) $(BUILD)/tutorials/tune -o $(TUNE_FILE)
 
 # PETSc's own tutorials, unmodified (ksp ex45, snes ex5 and ex19), built from PETSc's example sources (Debian:
 # libpetsc<version>-dev-examples; a PETSc source tree holds them under src/) and timed by tutorials/apps.sh with

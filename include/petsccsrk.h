@@ -79,10 +79,11 @@ PETSC_EXTERN const char *const MatCSRKSetups[];
 /*E
    MatCSRKCUDAKernel - the SpMV kernel of `MATCSRKCUDA`
 
-$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics (docs/tuning.md); where they point to the sliced kernel,
-$                                it is timed against the stream kernel at set-up, and the merge kernel against the vector kernel
+$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics, the gathers of x the numbering implies and the rows a
+$                                multiprocessor of the device (docs/tuning.md), never from a timing: the same kernel every run
 $  MAT_CSRK_CUDA_KERNEL_SCALAR - GPUSpMV-3: a thread per row, a block per super-super-row
-$  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row with a shuffle reduction
+$  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row (8 lanes for rows of 9-32 entries), two sums a lane, a
+$                                shuffle reduction; auto's kernel for unstructured rows
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
 $  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored column by column (padded to its longest row),
 $                                so that every load of a warp is coalesced; for rows of nearly equal length
@@ -159,7 +160,7 @@ typedef struct {
   PetscInt        bw_before;  /* bandwidth max|i-j| of the local diagonal block in the user's ordering */
   PetscInt        bw_after;   /* the same after reordering */
   PetscInt        nthreads;   /* OpenMP threads of the kernels (before the structure is built: those they will run) */
-  PetscLogDouble  build_time; /* seconds spent in the last structure build (ordering included) */
+  PetscLogDouble  build_time; /* seconds of set-up so far: probes, builds and value copies, the MatCSRKBuild event of -log_view (max over ranks) */
   PetscLogDouble  bytes;      /* memory held by the CSR-k structure in addition to the AIJ storage */
   PetscInt        nbuilds;    /* structure builds (ordering + pointers) so far */
   PetscInt        nrefresh;   /* value refreshes without a rebuild so far */
@@ -167,11 +168,12 @@ typedef struct {
   PetscInt        npatterns;   /* distinct rows in the row-pattern dictionary, 0 when the kernels read indices (max over ranks) */
   PetscInt        nsliced;     /* rows multiplied in row slices, a row per vector lane (MAT_CSRK_ROW_SLICES; sum over ranks) */
   PetscInt        nnoderows;   /* rows multiplied in row nodes of two or more (MAT_CSRK_ROW_NODES; sum over ranks) */
-  PetscInt        nbase;       /* products run with PETSc's AIJ kernel under the set-up budget (MatCSRKSetSetup(); max over ranks) */
+  PetscInt        nbase;       /* products run with PETSc's AIJ kernel (before the build, or throughout where nothing is built; max over ranks) */
   PetscInt        nfast;       /* products run with the CSR-k structure (max over ranks) */
-  PetscInt        nunfilled;   /* rows whose values are not yet in the row slices, which run with the AIJ loop until they are (set-up budget; sum over ranks) */
   PetscInt        nvalued;     /* rows of row slices or row nodes multiplied with one list of values kept once (MAT_CSRK_ROW_VALUES; sum over ranks) */
   char            variant[64]; /* the CPU row loop of the structure: slices, patterns, symmetric, nodes, offsets16 or columns32 (those of the ranks, joined by '+'); empty before a build */
+  char            expected[64]; /* the row loops the set-up will try, first first (the first rank's block); empty: AIJ's kernel throughout, since nothing reads fewer bytes and the machine file measured no rival faster */
+  PetscInt        wait;        /* the products with AIJ's kernel before that build, counted since the values last changed (max over ranks); -1: no build to come */
 } MatCSRKInfo;
 
 PETSC_EXTERN PetscErrorCode MatCSRKRegister(void);

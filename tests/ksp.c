@@ -1,9 +1,13 @@
 static const char help[] = "KSP CG with aij and csrk: the same default preconditioner, the same iteration counts, the same solution.\n"
-                           "  -problem <name> -n <n> | -f <file>, -pcs <default,jacobi,gamg,...>, plus -mat_csrk_* options\n";
+                           "  -problem <name> -n <n> | -f <file>, -pcs <default,jacobi,gamg,...>, plus -mat_csrk_* options\n"
+                           "  -solution <file>  the csrk solutions written to a PETSc binary file (to compare runs byte for byte)\n"
+                           "  -max_it <n>       iterations at most (default 2000; fewer than convergence needs is not a failure)\n";
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
 #include <petscksp.h>
+
+static PetscInt MaxIts = 2000;
 
 static PetscErrorCode Solve(Mat M, const char *pctype, Vec b, Vec x, PetscInt *its, char *pcname, size_t len)
 {
@@ -15,7 +19,7 @@ static PetscErrorCode Solve(Mat M, const char *pctype, Vec b, Vec x, PetscInt *i
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)M), &ksp));
   PetscCall(KSPSetOperators(ksp, M, M));
   PetscCall(KSPSetType(ksp, KSPCG));
-  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, 2000));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, MaxIts));
   PetscCall(KSPGetPC(ksp, &pc));
   if (pctype) PetscCall(PCSetType(pc, pctype));
   PetscCall(KSPSetUp(ksp));
@@ -49,7 +53,9 @@ int main(int argc, char **argv)
   Vec       b, xa, xc;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", *pcs[8], ctype[64] = MATCSRK;
   PetscInt  n = 16, npcs = 8, nfail = 0;
-  PetscBool hasfile, haspcs;
+  PetscBool hasfile, haspcs, hassol;
+  char      solfile[PETSC_MAX_PATH_LEN];
+  PetscViewer sol = NULL;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -58,6 +64,9 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-pcs", pcs, &npcs, &haspcs));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_it", &MaxIts, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-solution", solfile, sizeof(solfile), &hassol));
+  if (hassol) PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, solfile, FILE_MODE_WRITE, &sol));
   if (!haspcs) {
     npcs = 0;
     PetscCall(PetscStrallocpy("default", &pcs[npcs++]));
@@ -88,6 +97,7 @@ int main(int argc, char **argv)
     t = isdef ? NULL : pcs[p];
     PetscCall(Solve(A, t, b, xa, &ia, pa, sizeof(pa)));
     PetscCall(Solve(C, t, b, xc, &ic, pc, sizeof(pc)));
+    if (sol) PetscCall(VecView(xc, sol));
     PetscCall(PetscStrcmp(pa, pc, &samepc));
     PetscCall(VecNorm(xa, NORM_2, &nx));
     PetscCall(VecAXPY(xc, -1.0, xa));
@@ -100,6 +110,7 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "CG %s: aij %" PetscInt_FMT " iterations (pc %s), csrk %" PetscInt_FMT " iterations (pc %s), solution difference %.2e\n", pcs[p], ia, pa, ic, pc, (double)dx));
     PetscCall(PetscFree(pcs[p]));
   }
+  PetscCall(PetscViewerDestroy(&sol));
   PetscCall(VecDestroy(&b));
   PetscCall(VecDestroy(&xa));
   PetscCall(VecDestroy(&xc));

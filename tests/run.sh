@@ -16,7 +16,7 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 # the kernels under test run from the first product (the default set-up budget would give most of these short runs
 # AIJ's kernel); tests/setup checks the budget itself
-export PETSC_OPTIONS="${PETSC_OPTIONS:+$PETSC_OPTIONS }-mat_csrk_setup eager"
+export PETSC_OPTIONS="${PETSC_OPTIONS:+$PETSC_OPTIONS }-mat_csrk_setup eager -mat_csrk_machine_file none"
 logdir=$build/test-logs
 mkdir -p "$logdir"
 pass=0
@@ -55,6 +55,28 @@ run_error() {
     echo "FAIL $name: exit $rc, expected a PETSc error with '$pattern'"
     tail -n 8 "$log" | sed 's/^/     | /'
   fi
+}
+
+# run_same NAME NP CMD...: passes when CMD (which writes its solution to the file after -solution) exits 0 three times
+# and writes the same bytes each time
+run_same() {
+  local name=$1 np=$2
+  shift 2
+  ntest=$((ntest + 1))
+  local log="$logdir/$ntest.log" ok=1
+  : >"$log"
+  for i in 1 2 3; do
+    $mpiexec -n "$np" "$@" -solution "$log.sol$i" >>"$log" 2>&1 || ok=0
+  done
+  if [ $ok = 1 ] && cmp -s "$log.sol1" "$log.sol2" && cmp -s "$log.sol1" "$log.sol3"; then
+    pass=$((pass + 1))
+    echo "ok   $name (np $np)"
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name (np $np): $* (runs differ or failed)"
+    tail -n 8 "$log" | sed 's/^/     | /'
+  fi
+  rm -f "$log".sol*
 }
 
 # run_grep NAME PATTERN CMD...: passes when CMD exits 0 with PATTERN in its output
@@ -112,18 +134,32 @@ for np in $ranks; do
   run "parity random, no row patterns" "$np" "$build/tests/parity" -problem random -n 3000 -expect_patterns 0 -mat_csrk_threads 2
   run "parity lap3d27, row patterns off" "$np" "$build/tests/parity" -problem lap3d27 -n 12 -expect_patterns 0 -mat_csrk_row_patterns 0 -mat_csrk_threads 2
 done
-# the set-up budget (the default): short runs build nothing, long runs build once the products paid for it, value and
-# option changes, the off-process block left to AIJ's compressed rows
+# the set-up budget (the default): AIJ's kernel until the products pay for the expected build, counted, so that the
+# build comes at the same product every run (80 for row slices, 20 for row nodes and the plain loop, 400 for the
+# symmetric half); value and option changes; nothing built where nothing reads fewer bytes than AIJ's kernel and the
+# machine file measured no rival faster; the off-process block left to AIJ's compressed rows
+rivals="symmetric_half.plain 1.3,symmetric_half.inodes 1.8,row_nodes.inodes 1.2,plain_loop.inodes 1.5"
 for np in $ranks; do
-  run "set-up budget lap3d7 (value lists found, dropped and found again with the values)" "$np" "$build/tests/setup" -problem lap3d7 -n 30 -expect_values 1
+  run "set-up lap3d7: row slices after 80 products, value lists found, dropped and found again" "$np" "$build/tests/setup" -problem lap3d7 -n 30 -expect_build 80 -expect_loop slices -expect_values 1
+  run "set-up femelast3d, no machine file: AIJ's kernel throughout" "$np" "$build/tests/setup" -problem femelast3d -n 16 -expect_build -1
+  run "set-up femelast3d, row nodes measured faster: after 20 products" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "row_nodes.inodes 1.2" -expect_build 20 -expect_loop nodes
+  run "set-up femelast3d, the plain loop measured fastest: after 20 products" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "row_nodes.inodes 1.2,plain_loop.inodes 1.5" -expect_build 20 -expect_loop columns32
+  run "set-up femelast3d, the symmetric half measured fastest: after 400 products" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "$rivals" -expect_build 400 -expect_loop symmetric -expect_refresh 80
+  run "set-up fem3d, a rival measured slower than 1.05x: AIJ's kernel" "$np" "$build/tests/setup" -problem fem3d -n 16 -machine "symmetric_half.plain 1.04" -expect_build -1
 done
-run "set-up budget permuted random (neither slices nor nodes: not built; the reordering waits for its own credit)" 1 "$build/tests/setup" -problem random -n 20000 -expect_slices 0
-run "set-up budget elasticity3d (no slices: built without them, with row nodes and their value lists, found again with the values)" 1 "$build/tests/setup" -mat_csrk_symmetric_half 0 -problem elasticity3d -n 8 -expect_slices 0 -expect_nodes 1 -expect_values 1
-# unstructured elasticity: row nodes built, then compared with AIJ's inode kernel and the loop without nodes in
-# interleaved products (any of the three may win; every product right)
-for np in $ranks; do
-  run "set-up budget femelast3d (row nodes against AIJ's inodes and the loop without them)" "$np" "$build/tests/setup" -mat_csrk_symmetric_half 0 -problem femelast3d -n 16 -expect_slices 0 -expect_nodes 1
+run "set-up permuted random (neither slices nor nodes nor symmetric: not built; the reordering waits for its own count)" 1 "$build/tests/setup" -problem random -n 20000 -machine "$rivals" -expect_build -1
+run "set-up elasticity3d (row nodes whose values repeat: fewer bytes by rule, after 20 products)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_build 20 -expect_loop nodes -expect_values 1
+run_grep "set-up: -info says what is expected and when" "Set-up: the structure (symmetric, columns32, nodes) is built after 400 products" "$build/tests/setup" -problem femelast3d -n 16 -machine "$rivals" -expect_build 400 -expect_loop symmetric -expect_refresh 80 -info :mat
+run_grep "set-up: -info names the machine file and what it holds" "machine file csrk-machine-test-.*: symmetric_half.plain 1.3" "$build/tests/setup" -problem fem3d -n 16 -machine "$rivals" -expect_build 400 -expect_loop symmetric -expect_refresh 80 -info :sys
+# same bits every run: default options (the set-up budget), a machine file that has the rivals built, CG long enough
+# for the symmetric half's build (400 products), three runs compared byte for byte
+machine="$logdir/machine-rivals.txt"
+{ echo "cpu $(sed -n 's/^model name[^:]*:[ \t]*//p' /proc/cpuinfo | head -n 1)"; echo "$rivals" | tr ',' '\n'; } >"$machine"
+for np in 1 2; do
+  run_same "same bits every run: CG on fem3d, default set-up, the half built at 400 products" "$np" "$build/tests/ksp" -problem fem3d -n 20 -pcs jacobi -max_it 600 -mat_csrk_setup budget -mat_csrk_machine_file "$machine"
+  run_same "same bits every run: CG on femelast3d, default set-up, no machine file" "$np" "$build/tests/ksp" -problem femelast3d -n 12 -pcs jacobi -max_it 300 -mat_csrk_setup budget
 done
+
 # row slices: runs of 8 rows with one pattern, a row per vector lane; each row summed in the AIJ order, so the same bits
 # as aij's loop on the stencils (-tol 0: any difference fails), on and off, every k, value changes
 run_grep "row slices used on a 27-point stencil" "Row slices: .* multiplied a row per vector lane" "$build/tests/parity" -problem lap3d27 -n 16 -kmin 2 -kmax 2 -mat_csrk_threads 2 -info
@@ -165,18 +201,18 @@ run_grep "symmetric half left to row nodes that repeat their values" "Symmetric 
 for np in $ranks; do
   run "parity fem3d, one thread: the symmetric half" "$np" "$build/tests/parity" -problem fem3d -n 12 -mat_csrk_threads 1
   run "parity femelast3d, one thread: the symmetric half" "$np" "$build/tests/parity" -problem femelast3d -n 8 -mat_csrk_threads 1
-  run "symmetric half fem3d: value changes, rounding, asymmetry, duplicate, the budget's wait" "$np" "$build/tests/symmetric" -problem fem3d -n 12
-  run "symmetric half femelast3d (AIJ inodes: the half a second build)" "$np" "$build/tests/symmetric" -problem femelast3d -n 7
+  run "symmetric half fem3d: value changes, rounding, asymmetry, duplicate; no machine file: not built under the budget" "$np" "$build/tests/symmetric" -problem fem3d -n 12
+  run "symmetric half fem3d: measured faster, built under the budget after 400 products" "$np" "$build/tests/symmetric" -problem fem3d -n 12 -budget_only -machine "$rivals" -expect_build 400
+  run "symmetric half femelast3d (AIJ inodes): measured faster, built after 400 products" "$np" "$build/tests/symmetric" -problem femelast3d -n 7 -machine "$rivals" -expect_build 400
   run "state fem3d, one thread: the symmetric half" "$np" "$build/tests/state" -problem fem3d -n 8 -mat_csrk_threads 1
 done
-# a renumbered constant-coefficient stencil repeats its values in rows of their own columns: no value lists, so
-# nothing is built before the half's 140 products (a structure without it would run AIJ's loop)
+# a renumbered constant-coefficient stencil repeats its values in rows of their own columns: no value lists, and no
+# half without a machine file that measured it faster
 for np in $ranks; do
-  run "symmetric half, renumbered lap3d27 under the set-up budget: nothing built before 140 products" "$np" "$build/tests/symmetric" -problem lap3d27 -n 12 -permute 1 -budget_only
+  run "symmetric half, renumbered lap3d27 under the set-up budget: not built" "$np" "$build/tests/symmetric" -problem lap3d27 -n 12 -permute 1 -budget_only
 done
-run "symmetric half fem3d renumbered: eager and under the budget" 2 "$build/tests/symmetric" -problem fem3d -n 12 -permute 3
-run_grep "set-up budget: row nodes with value lists built without the half's check (elasticity3d)" "row nodes with value lists expected first" "$build/tests/symmetric" -problem elasticity3d -n 8 -budget_only -info :mat
-run_grep "set-up budget: row nodes at 20 products, the symmetric half at 140 (femelast3d)" "the symmetric half tried after 140 products" "$build/tests/symmetric" -problem femelast3d -n 7 -info :mat
+run "symmetric half fem3d renumbered: eager, and not under the budget" 2 "$build/tests/symmetric" -problem fem3d -n 12 -permute 3
+run_grep "set-up: row nodes with value lists expected before the half (elasticity3d)" "Set-up: the structure (nodes, symmetric" "$build/tests/symmetric" -problem elasticity3d -n 8 -budget_only -machine "$rivals" -info :mat
 run "parity permuted fem3d, one thread: the symmetric half in the user's numbering" 1 "$build/tests/parity" -problem fem3d -n 10 -permute 3 -mat_csrk_threads 1
 run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0
 run "parity lap3d27, one thread: row slices, not nodes" 1 "$build/tests/parity" -problem lap3d27 -n 12 -mat_csrk_threads 1 -ordering natural -expect_nodes 0 -expect_patterns 1
@@ -295,10 +331,12 @@ done
 run_grep "-help lists the root name csrk among the -mat_type values" "Matrix type (one of).* csrk[ (]" "$build/tests/options" -mat_type csrk -help
 # the benchmark refuses bad input before measuring anything
 run_error "bench -types with an unknown type" "-types entry csrkk: csrkk is not a matrix type" "$build/tutorials/bench" -problem lap3d7 -n 8 -types aij,csrkk
-run_error "bench -f with a missing file" "Cannot open .*no-such-file.mtx" "$build/tutorials/bench" -f "$top/tests/data/no-such-file.mtx" -problem lap3d7 -n 8
+run_error "bench -f with a missing file" "no-such-file.mtx: No such file" "$build/tutorials/bench" -f "$top/tests/data/no-such-file.mtx" -problem lap3d7 -n 8
 run_error "bench -problem with an unknown problem" "Unknown problem lap3dx" "$build/tutorials/bench" -problem lap3dx
-# ordering auto on a randomly permuted stencil: RCM is proposed, timed against the natural order and one is kept
-run_grep "ordering auto times RCM against the natural order" "Ordering auto: product .* us with RCM, .* us in the natural order (best of [0-9]*): \(RCM\|natural\) kept" "$build/tutorials/bench" -problem lap3d7 -n 24 -permute 1 -types csrk -reps 2 -warmup 1 -solve 0 -stream 0 -info
+# ordering auto on a randomly permuted stencil: RCM by the distance rule, at once with eager set-up, after its own
+# count of products under the budget
+run_grep "ordering auto: RCM for a scrambled matrix, by the distance rule (nothing timed)" "Mean |i-j| of the nonzeros .* ordering rcm" "$build/tutorials/bench" -problem lap3d7 -n 24 -permute 1 -types csrk -reps 2 -warmup 1 -solve 0 -stream 0 -info
+run_grep "ordering auto under the set-up budget: the reordering waits for its own count of products" "Set-up: mean |i-j| .* a reordering after 1200 products" "$build/tests/setup" -problem random -n 20000 -expect_build -1 -info :mat
 
 # 5. Matrix Market reader: good files read, malformed ones give clean errors
 for f in "$top"/tests/data/mm-good/*.mtx*; do run "read $(basename "$f")" 1 "$build/tests/mmread_check" -f "$f"; done

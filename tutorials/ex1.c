@@ -277,11 +277,11 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(comm, "||x_aij - x_csrk|| / ||x_aij|| = %.2e (limit %.0e)\n\n", (double)diff, (double)tol));
 
   /* the CSR-k structure; on several ranks: of the diagonal blocks, max over ranks for bandwidths and time, sums for counts and memory */
-  if (!info.nbuilds) {
-    PetscCall(PetscPrintf(comm, "CSR-k structure: not built, the %" PetscInt_FMT " products ran with AIJ's kernel (set-up budget: too few products to pay for it, or\n"
-                          "  no gain found; -info tells which, -mat_csrk_setup eager builds at the first product)\n", info.nbase));
+  if (!info.nsr && info.wait >= 0) {
+    PetscCall(PetscPrintf(comm, "CSR-k structure: not built yet, the %" PetscInt_FMT " products ran with AIJ's kernel (the set-up builds %s once %" PetscInt_FMT " products have\n"
+                          "  paid for it; -mat_csrk_setup eager builds at the first product)\n", info.nbase, info.expected, info.wait));
   } else if (!info.nsr) {
-    PetscCall(PetscPrintf(comm, "CSR-k structure: built, then dropped as no faster than AIJ's kernel or to be rebuilt (set-up budget): %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
+    PetscCall(PetscPrintf(comm, "CSR-k structure: not built, the %" PetscInt_FMT " products ran with AIJ's kernel (nothing here reads fewer bytes than it; -info tells why)\n", info.nbase));
   } else {
     PetscCall(PetscPrintf(comm, "CSR-k structure%s:\n", size > 1 ? " (diagonal blocks; bandwidth and time: max over ranks, counts and memory: sums)" : ""));
     PetscCall(PetscPrintf(comm, "  levels k          %" PetscInt_FMT "%s\n", info.k, info.k == 1 ? " (plain CSR)" : ""));
@@ -291,7 +291,7 @@ int main(int argc, char **argv)
     if (info.nnoderows) PetscCall(PetscPrintf(comm, "  row nodes         %" PetscInt_FMT " rows\n", info.nnoderows));
     PetscCall(PetscPrintf(comm, "  ordering          %s\n", MatCSRKOrderings[info.ordering]));
     PetscCall(PetscPrintf(comm, "  bandwidth         %" PetscInt_FMT " before ordering -> %" PetscInt_FMT " after\n", info.bw_before, info.bw_after));
-    PetscCall(PetscPrintf(comm, "  build time        %.4f s\n", info.build_time));
+    PetscCall(PetscPrintf(comm, "  set-up time       %.4f s (the MatCSRKBuild event of -log_view)\n", info.build_time));
     PetscCall(PetscPrintf(comm, "  memory overhead   %.2f MB (%.0f%% of the AIJ arrays)\n", info.bytes / 1048576.0,
                           100.0 * info.bytes / (minfo.nz_used * (sizeof(PetscInt) + sizeof(PetscScalar)) + (N + size) * (PetscLogDouble)sizeof(PetscInt))));
     PetscCall(PetscPrintf(comm, "  products          %" PetscInt_FMT " with AIJ's kernel while the set-up paid for itself, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));

@@ -25,7 +25,6 @@ static const struct {
 
 PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
 
-static PetscBool             MatCSRKRegisterCalled = PETSC_FALSE;
 static PetscBool             MatCSRKBaseOpsSet[2]  = {PETSC_FALSE, PETSC_FALSE};
 static struct _MatOps        MatCSRKBaseOps[2];
 
@@ -125,6 +124,7 @@ PetscErrorCode MatCSRKOptionsFromMat(Mat A, MatCSRKOptions *opt)
   PetscFunctionBegin;
   MatCSRKOptionsDefault(opt);
   PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "CSR-k conversion", "Mat");
+  PetscOptionsObject->alreadyprinted = PETSC_TRUE; /* -help lists them once, with the matrix's other options (MatSetFromOptions()) */
   PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, PETSC_FALSE, opt, &changed));
   PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -186,7 +186,8 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
   PetscCall(MatCSRKGetBaseOps(mpi, &base));
-  PetscCall((*base->view)(A, viewer));
+  if (mpi && ((Mat_MPICSRK *)A->spptr)->view) PetscCall((*((Mat_MPICSRK *)A->spptr)->view)(A, viewer)); /* a DM's (csrkmpi.c) */
+  else PetscCall((*base->view)(A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii || !A->assembled) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
@@ -204,11 +205,12 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
   if (opt.target == MAT_CSRK_TARGET_GPU) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
   else PetscCall(PetscSNPrintf(run, sizeof(run), "set-up %s, %" PetscInt_FMT " OpenMP thread%s%s", MatCSRKSetups[opt.setup], info.nthreads, info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
   PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k options: ordering %s, k = %" PetscInt_FMT "%s, %s\n", MatCSRKOrderings[opt.ordering], opt.k, sizes, run));
-  if (!info.nsr) { /* no structure in effect (a built one has super-rows): only the set-up budget waits or drops one */
+  if (!info.nsr) { /* no structure in effect (a built one has super-rows) */
     const char *what = mpi ? "diagonal blocks" : "structure";
-    if (!info.nbuilds && !info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet (set-up budget: built once the products run with AIJ's kernel have paid for it)\n", what));
-    else if (!info.nbuilds) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built, %" PetscInt_FMT " product%s so far ran with AIJ's kernel (set-up budget)\n", what, info.nbase, info.nbase == 1 ? "" : "s"));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: built, then dropped as no faster than AIJ's kernel or to be rebuilt (set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure; -info tells why)\n", what, info.nbase, info.nfast));
+    if (info.wait >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet: %s tried once %" PetscInt_FMT " products have run with AIJ's kernel (%" PetscInt_FMT " so far)\n", what, info.expected, info.wait, info.nbase));
+    else if (info.nbuilds) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: built, and found to give AIJ's own loop: AIJ's kernel for this nonzero pattern (-info tells why)\n", what));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built: AIJ's kernel, since nothing reads fewer bytes here%s\n", what, MatCSRKMachineGain(NULL, PETSC_FALSE) > 0 ? " and the machine file measured no rival faster" : " (no machine file: make tune measures the rivals of AIJ's kernel)"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k set-up time %g s (the MatCSRKBuild event of -log_view), %" PetscInt_FMT " products with AIJ's kernel\n", info.build_time, info.nbase));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, mpi ? "CSR-k diagonal blocks (summed or max over ranks):\n" : "CSR-k structure:\n"));
@@ -220,135 +222,19 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
   if (info.variant[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "row loop: %s\n", info.variant));
   if (info.nsliced) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices: %" PetscInt_FMT " rows multiplied %d at a time, a row per vector lane\n", info.nsliced, CSRK_SLICE));
   if (info.nvalued) PetscCall(PetscViewerASCIIPrintf(viewer, "value lists: %" PetscInt_FMT " rows multiply one list of values kept once (MAT_CSRK_ROW_VALUES)\n", info.nvalued));
-  if (info.nunfilled) PetscCall(PetscViewerASCIIPrintf(viewer, "row slices being filled (set-up budget): %" PetscInt_FMT " rows still run the AIJ loop\n", info.nunfilled));
   if (info.nnoderows) PetscCall(PetscViewerASCIIPrintf(viewer, "row nodes: %" PetscInt_FMT " rows in nodes of up to %d rows with one column list, multiplied together\n", info.nnoderows, CSRK_NODE_MAX));
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "build time %g s, memory overhead %g MB (%.0f%% of the AIJ storage)\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes)));
-  if (info.nbase) PetscCall(PetscViewerASCIIPrintf(viewer, "set-up budget: %" PetscInt_FMT " products with AIJ's kernel, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "set-up time %g s (the MatCSRKBuild event of -log_view), memory overhead %g MB (%.0f%% of the AIJ storage)\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "products: %" PetscInt_FMT " with AIJ's kernel before the build, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
   if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.feature[MAT_CSRK_CUDA_HALO_PINNED] ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatCSRKFinalizePackage(void)
+/* the AIJ methods copied at the first use: copied again after PetscFinalize() (csrkregister.c) */
+void MatCSRKResetBaseOps(void)
 {
-  PetscFunctionBegin;
-  MatCSRKRegisterCalled = PETSC_FALSE;
   MatCSRKBaseOpsSet[0] = MatCSRKBaseOpsSet[1] = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*MC
-   MATCSRK - MATCSRK = "csrk" - A matrix type whose `MatMult()` and `MatMultAdd()` run the CSR-k kernels: `MATSEQCSRK`
-   on one process, `MATMPICSRK` otherwise.
-
-   A subclass of `MATAIJ`: the AIJ arrays stay the matrix, so assembly, preconditioners, factorizations, conversions and
-   every other operation are those of `MATAIJ`. The two products run over a structure built from the AIJ arrays: rows
-   grouped into super-rows (k = 2) and super-super-rows (k = 3), in the user's ordering or a bandwidth-reducing one,
-   with column indices as 16-bit offsets from the diagonal or row patterns where the rows allow, and runs of alike rows
-   multiplied together (row slices, row nodes). Results are in the user's ordering and equal those of `MATAIJ` to
-   rounding.
-
-   Options Database Keys:
-+  -mat_type csrk - selects the type in `MatSetFromOptions()`
-.  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure, see `MatCSRKSetOrdering()`
-.  -mat_csrk_setup <budget,eager> - when the structure is built, see `MatCSRKSetSetup()`
-.  -mat_csrk_threads <n> - OpenMP threads per MPI rank, 0 for the default, see `MatCSRKSetNumThreads()`
-.  -mat_csrk_k <1,2,3> - levels of the structure, see `MatCSRKSetLevels()`
-.  -mat_csrk_sr_size <n> - rows per super-row, 0 for the model's, see `MatCSRKSetSizes()`
-.  -mat_csrk_ssr_size <n> - super-rows per super-super-row, 0 for the model's
-.  -mat_csrk_compress_indices <bool> - 16-bit column offsets where they fit, see `MatCSRKSetFeature()`
-.  -mat_csrk_row_patterns <bool> - row patterns instead of column indices, see `MatCSRKSetFeature()`
-.  -mat_csrk_row_slices <bool> - rows of one pattern multiplied a row per vector lane, see `MatCSRKSetFeature()`
-.  -mat_csrk_row_values <bool> - a repeated list of values kept once, see `MatCSRKSetFeature()`
--  -mat_csrk_row_nodes <bool> - rows of one column list multiplied together, see `MatCSRKSetFeature()`
-
-   Level: beginner
-
-   Notes:
-   A program loads the library with `-dll_append <dir>/libcsrk.so`, or links it and calls `MatCSRKRegister()`.
-   `MatConvert()` to this type reads the -mat_csrk_* options of the matrix's prefix.
-
-   By default the structure is built once the products run with AIJ's kernel have paid for it, so a short solve runs
-   about as with `MATAIJ` (`MatCSRKSetSetup()`). `MatView()` with `-mat_view ::ascii_info` shows the settings in
-   effect and, once it is built, the structure; `MatCSRKGetInfo()` returns it, and `-log_view` shows its cost in the
-   `MatCSRKBuild` event.
-
-.seealso: `MATSEQCSRK`, `MATMPICSRK`, `MATCSRKCUDA`, `MATAIJ`, `MatCSRKRegister()`, `MatCSRKSetOrdering()`, `MatCSRKSetSetup()`, `MatCSRKGetInfo()`
-M*/
-
-/* The root names are also entries of MatList, so that -help lists "csrk" (and "csrkcuda") among the -mat_type
-   values. MatSetType() maps a root name to the sequential or MPI type before it looks in MatList, so these routines
-   run only where a matrix is created from the list entry itself; they choose by the communicator as MatSetType() does */
-static PetscErrorCode MatCreate_CSRK(Mat A)
-{
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size == 1) PetscCall(MatCreate_SeqCSRK(A));
-  else PetscCall(MatCreate_MPICSRK(A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#if defined(CSRK_HAVE_CUDA)
-static PetscErrorCode MatCreate_CSRKCUDA(Mat A)
-{
-  PetscMPIInt size;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  if (size == 1) PetscCall(MatCreate_SeqCSRKCUDA(A));
-  else PetscCall(MatCreate_MPICSRKCUDA(A));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-#endif
-
-/*@C
-  MatCSRKRegister - registers the CSR-k matrix types (`MATCSRK`, and `MATCSRKCUDA` when built with CUDA) and the
-  `MATORDERINGBANDK` ordering with PETSc
-
-  Not Collective
-
-  Level: beginner
-
-  Notes:
-  A program that links the library calls this once after `PetscInitialize()`. Programs that load it with
-  `-dll_append <dir>/libcsrk.so` need not: PETSc calls `PetscDLLibraryRegister_csrk()`, which calls this.
-  Calling it more than once is harmless.
-
-.seealso: `MATCSRK`, `MATSEQCSRK`, `MATMPICSRK`, `MatCSRKSetOrdering()`
-@*/
-PetscErrorCode MatCSRKRegister(void)
-{
-  PetscFunctionBegin;
-  if (MatCSRKRegisterCalled) PetscFunctionReturn(PETSC_SUCCESS);
-  MatCSRKRegisterCalled = PETSC_TRUE;
-  PetscCall(MatRegisterRootName(MATCSRK, MATSEQCSRK, MATMPICSRK));
-  PetscCall(MatRegister(MATSEQCSRK, MatCreate_SeqCSRK));
-  PetscCall(MatRegister(MATMPICSRK, MatCreate_MPICSRK));
-  PetscCall(MatRegister(MATCSRK, MatCreate_CSRK));
-#if defined(CSRK_HAVE_CUDA)
-  PetscCall(MatRegisterRootName(MATCSRKCUDA, MATSEQCSRKCUDA, MATMPICSRKCUDA));
-  PetscCall(MatRegister(MATSEQCSRKCUDA, MatCreate_SeqCSRKCUDA));
-  PetscCall(MatRegister(MATMPICSRKCUDA, MatCreate_MPICSRKCUDA));
-  PetscCall(MatRegister(MATCSRKCUDA, MatCreate_CSRKCUDA));
-#endif
-  PetscCall(MatOrderingRegister(MATORDERINGBANDK, MatGetOrdering_BandK));
-  PetscCall(PetscLogEventRegister("MatCSRKBuild", MAT_CLASSID, &MAT_CSRKBuild));
-  PetscCall(PetscLogEventRegister("MatCSRKHaloBegin", MAT_CLASSID, &MAT_CSRKHaloBegin));
-  PetscCall(PetscLogEventRegister("MatCSRKHaloEnd", MAT_CLASSID, &MAT_CSRKHaloEnd));
-  PetscCall(PetscLogEventRegister("MatCSRKOrder", MAT_CLASSID, &MAT_CSRKOrder));
-  PetscCall(PetscRegisterFinalize(MatCSRKFinalizePackage));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Called by PETSc when the library is loaded with -dll_append (the name follows the file name libcsrk.so) */
-PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_csrk(void)
-{
-  PetscFunctionBegin;
-  PetscCall(MatCSRKRegister());
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode MatCSRKGetOptions_Private(Mat A, MatCSRKOptions *opt)

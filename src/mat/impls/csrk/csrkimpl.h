@@ -64,7 +64,6 @@ typedef struct _n_MatCSRKStructure {
   uint8_t        *nodesz;   /* nnodes: rows of each row node (csrknodes.c), or NULL */
   PetscInt        nnodes, nnoderows; /* nodes, and the rows in nodes of two or more */
   CSRKIdx        *nodesrc;  /* with nodesz (value lists): the position in val of the values each node multiplies, its own or an earlier node's that are the same bits (csrknodes.c), or NULL */
-  PetscBool       plainloop; /* row nodes or the symmetric half: the next product runs the loop over the column indices without them (the set-up budget's comparison, csrksetup.c) */
   CSRKIdx        *uptr;     /* m+1: the strictly upper entries of row r are ucol[uptr[r] .. uptr[r+1]) (the symmetric half, csrksymmetric.c), or NULL */
   CSRKIdx        *ucol;     /* nnzu: their columns */
   PetscScalar    *uval;     /* nnzu: their values */
@@ -90,18 +89,10 @@ typedef struct _n_MatCSRKStructure {
   PetscLogDouble  bytes;
 } MatCSRKStructure;
 
-/* The fill of a structure's row slices a part at a product (one thread over the AIJ arrays): the set-up budget's, not
-   the structure's (csrksetup.c). The rows [0, rfill) multiply from the slices, the others with the AIJ loop. */
-typedef struct {
-  PetscBool parts;     /* the structure's slices are filled a part at a product, now or after the next change of values */
-  PetscInt  rfill;     /* rows filled (m once complete) */
-  PetscInt  qfill;     /* the position in sval of row rfill's values */
-  void     *patsearch; /* the row-pattern search under way (csrkpatterns.c), whose dictionary the structure's patptr and patoff point into; NULL once done */
-  PetscInt  rpat;      /* with patsearch: rows [0, rpat) numbered */
-} MatCSRKFill;
-
-/* The plan of a build (csrkplan.c): the target's decisions, then how the column indices may be read, decided once from
-   the options and the ordering before the arrays are filled; the build's stages and the variants' predicates read it */
+/* The plan of a build (csrkplan.c): the variants it may try, in order (decided before the build from the matrix, the
+   options and the machine file: MatCSRKPlanExpect()), then how the column indices may be read, decided once from the
+   options and the ordering before the arrays are filled; the build's stages and the variants' predicates read it */
+#define CSRK_MAX_VARIANTS 8
 typedef struct {
   const MatCSRKOptions *opt;
   const PetscInt       *aj;        /* the AIJ columns */
@@ -109,9 +100,16 @@ typedef struct {
   PetscBool             onethread; /* one thread in the natural order: the AIJ loop over the AIJ arrays, unless the rows make slices */
   PetscBool             compress;  /* 16-bit offsets from the diagonal, where the bandwidth lets them */
   PetscBool             patterns;  /* row patterns, where the rows let them */
-  MatCSRKFill          *fill;      /* the row slices are found and filled a part at a product into it (the set-up budget), or NULL */
   PetscBool             searched;  /* the row patterns were searched for already (by an entry before) */
+  const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1]; /* the entries the build tries, first first, NULL-terminated */
 } MatCSRKPlan;
+
+/* What the set-up expects of a build before it makes it (MatCSRKPlanExpect()): the entries to try, in order, and the
+   expected cost of the build in AIJ products (the first entry's), which the products must pay for first */
+typedef struct {
+  const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1]; /* empty: nothing would beat AIJ's kernel, nothing is built */
+  PetscReal             cost;
+} MatCSRKExpect;
 
 /* An array of a structure: its field, the size of an entry, its length, and whether it may be the AIJ array itself
    (a natural-order structure shares them: neither counted, copied nor freed) */
@@ -128,7 +126,10 @@ typedef struct {
 /* A variant of the CPU row loop: an entry of the plan's table (csrkplan.c), preferred first. It applies under the
    plan, builds what it needs (or declines: the next entry is tried), multiplies the rows [r0, r1) of thread t (out =
    A x (+ zz) in the structure's order) and refreshes what it derives from the values (NULL: nothing); it owns the
-   arrays it lists, which the structure counts, duplicates and frees whichever variant is chosen */
+   arrays it lists, which the structure counts, duplicates and frees whichever variant is chosen. Its costs, in AIJ
+   products, are what the set-up waits for before a build and a refresh; a variant that reads as many bytes as AIJ's
+   kernel on one thread names its rival key, and is tried only where the machine file measured it faster
+   (csrkmachine.c) */
 struct _n_MatCSRKVariant {
   const char *name;
   PetscBool (*applies)(const MatCSRKPlan *, const MatCSRKStructure *);
@@ -136,10 +137,13 @@ struct _n_MatCSRKVariant {
   void (*mult)(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
   PetscErrorCode (*refresh)(MatCSRKStructure *);
   MatCSRKArray arrays[6]; /* ended by an entry of size 0 */
+  PetscReal    cost, rcost; /* expected cost of a build and of a value refresh, in AIJ products */
+  const char  *rival;       /* key of the machine file (one thread in the natural order), or NULL: fewer bytes by rule */
 };
 PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantSymmetric, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
-PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, MatCSRKFill *, MatCSRKPlan *);
+PETSC_INTERN PetscErrorCode MatCSRKPlanExpect(Mat, const MatCSRKOptions *, MatCSRKExpect *);
+PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, const MatCSRKExpect *, MatCSRKPlan *);
 PETSC_INTERN PetscBool      MatCSRKPlanOneThreadSlices(const MatCSRKOptions *);
 PETSC_INTERN void           MatCSRKPlanIndices(const MatCSRKStructure *, const PetscInt *, MatCSRKPlan *);
 PETSC_INTERN PetscErrorCode MatCSRKPlanBuild(Mat, MatCSRKPlan *, MatCSRKStructure *);
@@ -149,33 +153,16 @@ PETSC_INTERN PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *, MatCSRK
 PETSC_INTERN void           MatCSRKStructureCountBytes(MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKVariantFree(const MatCSRKVariant *, MatCSRKStructure *);
 PETSC_INTERN void           MatCSRKPopulate(void *, size_t);
-/* The set-up budget of one block (csrksetup.c): products counted since the pattern and the values changed, and the
-   account of a fill of the row slices made a part at a product */
+/* The set-up of one block (csrksetup.c): products counted since the pattern and the values changed, and what a build
+   is expected to give; counts, not seconds, so that every run builds at the same product */
 typedef struct {
-  PetscLogDouble   tbase;        /* best time of an AIJ product of this pattern */
-  PetscLogDouble   tjudge[3];    /* the comparison of a built structure: best time of AIJ's kernel, of the structure, and of its loop without row nodes, in the same products */
-  PetscInt         njudge[3];    /* products of each candidate in that comparison so far */
-  PetscInt         ncand;        /* its candidates: 2, or 3 where the structure has row nodes (0: not begun) */
-  PetscInt         cand;         /* the candidate the current product runs (-1: no comparison) */
-  PetscInt         jnext, jout;  /* the candidate of the next product, and those left out (bits) */
-  PetscBool        wjudged;      /* the built structure was compared: not again until the next build */
-  PetscLogDouble   spent, saved; /* the fill's set-up time, and the product time its filled rows saved, since it began */
-  PetscLogDouble   rbase, rslices; /* best time per nonzero of AIJ's loop (at most tbase's) and of the rows filled into slices (0: not measured) */
-  PetscLogDouble   rloop;          /* best time per nonzero of the rows not yet filled, in the fill's own AIJ loop (0: not measured) */
-  PetscLogDouble   tpart;        /* the last fill's time per row (0: none yet) */
-  PetscInt         nwait;        /* products since a change of values before the fill starts again: those that pay for a whole fill at the savings measured (0: none) */
-  PetscBool        judged;       /* the filled rows were found faster than AIJ's loop: not judged again */
-  PetscInt         npattern;     /* products since the nonzero pattern (or the options) changed */
-  PetscInt         nvalues;      /* products since the values (or the pattern) last changed: the builds wait for them, and they pay for the fill since it began */
-  PetscObjectState seen;         /* the object state that change was seen at */
+  PetscInt         npattern; /* products since the nonzero pattern (or the options) changed */
+  PetscInt         nvalues;  /* products since the values (or the pattern) last changed */
+  PetscObjectState seen;     /* the object state that change was seen at */
+  PetscBool        expected; /* ex holds the expectation for this pattern */
+  MatCSRKExpect    ex;
+  PetscBool        reorder;  /* auto ordering: the reordering of a scrambled block is still to come */
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
-  PetscInt         nfastst;      /* products with the current structure */
-  MatCSRKFill      fill;         /* the fill of the structure's row slices a part at a product */
-  PetscLogDouble   tfill[2];     /* the last product while they are filled: the time of the filled rows and of the others */
-  PetscBool        declined;     /* the structure was no faster than AIJ: not built again for this pattern */
-  PetscBool        noslices;     /* the rows make too few row slices: built without them for this pattern */
-  PetscBool        reorder;      /* auto ordering: the reordering check is still to come */
-  PetscInt         halfprobe;    /* one thread: whether a build is expected to try the symmetric half (1: still to come, 2: tried) or not (-1), from its first rows (0: not probed yet) */
 } MatCSRKBudget;
 
 /* CUDA types: the COO assembly of the AIJ base type, which reads the values on the host (cuda/csrkcuda.c) */
@@ -194,6 +181,7 @@ typedef struct {
   PetscObjectState  state;   /* object state the values were copied at; -1: copy them at the next product */
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
+  PetscLogDouble    setup_time; /* the set-up's seconds so far (probes, builds, value copies): the MatCSRKBuild event's */
   void             *cuda;    /* CUDA type: its device data (Mat_SeqCSRKCUDA, cuda/csrkcuda.h) */
   MatCSRKCOO        coo;     /* CUDA type: the COO assembly of MATSEQAIJ */
   PetscBool         offdiag; /* off-diagonal block of an MPI matrix: its input is the matrix's own ghost vector */
@@ -210,6 +198,7 @@ typedef struct {
   CSRKHalo         halo;
   Vec              ghost;
   PetscObjectState halostate;
+  PetscErrorCode (*view)(Mat, PetscViewer); /* the view a DM put in place of the type's (DMDA: in its natural ordering), which the type's view calls for the matrix itself */
 } Mat_MPICSRK;
 
 PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_CSRKHaloEnd;
@@ -217,6 +206,11 @@ PETSC_INTERN PetscLogEvent MAT_CSRKBuild, MAT_CSRKOrder, MAT_CSRKHaloBegin, MAT_
 /* options */
 PETSC_INTERN PetscErrorCode MatCSRKOptionsFromMat(Mat, MatCSRKOptions *);
 PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const MatCSRKOptions *);
+
+/* the machine file (csrkmachine.c): what was measured once about this CPU, read at registration */
+#define CSRK_MACHINE_GAIN 1.05 /* a rival of AIJ's kernel is tried where it measured at least this much faster */
+PETSC_INTERN PetscErrorCode MatCSRKMachineLoad(void);
+PETSC_INTERN PetscReal      MatCSRKMachineGain(const char *, PetscBool);
 
 /* tuning */
 PETSC_INTERN void           MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
@@ -287,9 +281,6 @@ static inline PetscInt CSRKThreadRows(const MatCSRKStructure *st, PetscInt *r0, 
   } while (0)
 PETSC_INTERN PetscErrorCode MatCSRKStructureFindPatterns(Mat, MatCSRKStructure *, const PetscInt *, PetscBool);
 PETSC_INTERN PetscErrorCode MatCSRKStructureComputeBandwidth(Mat, MatCSRKStructure *);
-PETSC_INTERN PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *, MatCSRKFill *);
-PETSC_INTERN PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *, MatCSRKFill *, PetscInt, PetscBool *);
-PETSC_INTERN PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *, MatCSRKFill *);
 /* row slices: runs of this many rows with one pattern, multiplied one row per vector lane */
 #define CSRK_SLICE 8
 /* Value lists: a slice whose CSRK_SLICE rows repeat one list of values (the interior of a constant-coefficient stencil)
@@ -307,11 +298,9 @@ typedef struct _n_MatCSRKRowValues {
   uint16_t    slot[CSRK_VALUES_SLOTS];            /* hash table: 1 + list, 0: free */
   PetscScalar val[CSRK_VALUES_MAX_ENTRIES];
 } MatCSRKRowValues;
-PETSC_INTERN PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *, MatCSRKFill *, PetscInt, PetscBool *);
-PETSC_INTERN void           MatCSRKSliceRowsFilled(const MatCSRKStructure *, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5
-PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, MatCSRKFill *, PetscInt, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, const MatCSRKExpect *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
@@ -319,14 +308,12 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);
 
 /* kernels (OpenMP, csrkmult.c) */
 PETSC_INTERN void           MatCSRKMultKernel(const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN void           MatCSRKRowsAIJ(const MatCSRKStructure *, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
 
 /* sequential type */
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKSetOptions(Mat, const MatCSRKOptions *);
-PETSC_INTERN PetscErrorCode MatSeqCSRKGetStructure(Mat, PetscBool, MatCSRKStructure **);
-PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetMult(Mat, const MatCSRKStructure *, const PetscScalar *, const PetscScalar *, PetscScalar *);
-PETSC_INTERN PetscErrorCode MatSeqCSRKBudgetRecord(Mat, const MatCSRKStructure *, PetscLogDouble);
+PETSC_INTERN PetscErrorCode MatSeqCSRKSetUp(Mat, PetscBool, MatCSRKStructure **);
+PETSC_INTERN PetscErrorCode MatSeqCSRKExpected(Mat, char *, size_t, PetscInt *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKDropStructure(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatMult_SeqCSRK(Mat, Vec, Vec);
@@ -376,6 +363,7 @@ PETSC_INTERN PetscErrorCode MatCSRKExtendMethods(Mat, const MatCSRKMethods *, co
 
 /* the SeqAIJ/MPIAIJ methods a CSR-k matrix overrides, taken from pristine AIJ matrices */
 PETSC_INTERN PetscErrorCode MatCSRKGetBaseOps(PetscBool, const struct _MatOps **);
+PETSC_INTERN void           MatCSRKResetBaseOps(void);
 /* methods of both types (csrk.c) */
 PETSC_INTERN PetscErrorCode MatCSRKGetSpptr(Mat, void *);
 PETSC_INTERN PetscErrorCode MatView_CSRK(Mat, PetscViewer);

@@ -25,17 +25,6 @@
    exceed the caches (docs/history/experiments.md) */
 #define CSRK_GATHER_AHEAD 128
 
-/* out = A x (+ zz) over the rows [r0, r1) with the AIJ loop over the 32-bit columns, one thread (the rows of a fill of the
-   row slices by parts not filled yet, csrksetup.c) */
-void MatCSRKRowsAIJ(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
-{
-  const CSRKIdx *restrict     rp = st->rowptr, *restrict cj = st->colidx;
-  const PetscScalar *restrict va = st->val;
-
-  if (!zz) CSRK_ROWS(r0, r1, sum, 0, CSRKIdx, cj);
-  else CSRK_ROWS(r0, r1, zz[r] + sum, 0, CSRKIdx, cj);
-}
-
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
    kernel uses the same ones. */
 void MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
@@ -94,7 +83,7 @@ static PetscErrorCode CSRKColumnsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructur
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantColumns32 = {"columns32", NULL, CSRKColumnsBuild, CSRKColumnsMult, NULL, {CSRK_ARRAY(colidx, CSRK_LEN_NNZ, PETSC_TRUE)}};
+const MatCSRKVariant MatCSRKVariantColumns32 = {"columns32", NULL, CSRKColumnsBuild, CSRKColumnsMult, NULL, {CSRK_ARRAY(colidx, CSRK_LEN_NNZ, PETSC_TRUE)}, 1.0, 1.0, "plain_loop"};
 
 /* 16-bit offsets from the diagonal: xr[co[q]] with xr advancing with the row (CSRK_ROWS) */
 static void CSRKOffsetsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
@@ -147,4 +136,4 @@ static PetscErrorCode CSRKOffsetsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructur
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantOffsets16 = {"offsets16", CSRKOffsetsApplies, CSRKOffsetsBuild, CSRKOffsetsMult, NULL, {CSRK_ARRAY(coloff, CSRK_LEN_NNZ, PETSC_FALSE)}};
+const MatCSRKVariant MatCSRKVariantOffsets16 = {"offsets16", CSRKOffsetsApplies, CSRKOffsetsBuild, CSRKOffsetsMult, NULL, {CSRK_ARRAY(coloff, CSRK_LEN_NNZ, PETSC_FALSE)}, 7.0, 1.0, NULL};

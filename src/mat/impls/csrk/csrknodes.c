@@ -200,12 +200,10 @@ static void MatCSRKNodeRows(const MatCSRKStructure *st, const PetscScalar *restr
   else CSRK_NODE_LOOP(int16_t, st->coloff, 1);
 }
 
-/* The row loop of a structure with row nodes (one thread: all rows), or, while the set-up budget compares the two, its
-   loop over the same column indices without them (st->plainloop) */
+/* The row loop of a structure with row nodes (one thread: all rows) */
 static void CSRKNodesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
-  if (st->plainloop) MatCSRKVariantIndexLoop(st)->mult(st, t, r0, r1, xx, zz, out);
-  else MatCSRKNodeRows(st, xx, zz, out);
+  MatCSRKNodeRows(st, xx, zz, out);
 }
 
 /* one thread over column indices (natural order, or a reordered copy's renumbered rows), no patterns */
@@ -253,4 +251,4 @@ PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *plan, MatCSRKStructure
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantNodes = {"nodes", CSRKNodesApplies, CSRKNodesBuild, CSRKNodesMult, CSRKNodesRefresh, {CSRK_ARRAY(nodesz, CSRK_LEN_NODES, PETSC_FALSE), CSRK_ARRAY(nodesrc, CSRK_LEN_NODES, PETSC_FALSE)}};
+const MatCSRKVariant MatCSRKVariantNodes = {"nodes", CSRKNodesApplies, CSRKNodesBuild, CSRKNodesMult, CSRKNodesRefresh, {CSRK_ARRAY(nodesz, CSRK_LEN_NODES, PETSC_FALSE), CSRK_ARRAY(nodesrc, CSRK_LEN_NODES, PETSC_FALSE)}, 1.0, 1.0, "row_nodes"};

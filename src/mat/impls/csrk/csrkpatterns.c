@@ -269,70 +269,6 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-  MatCSRKPatternsBegin - starts the row-pattern search of a one-thread natural-order structure done a part at a time
-  with the fill of its row slices (the set-up budget's fill): an empty dictionary whose offsets the kernel reads directly
-  (st->patptr, st->patoff) as the numbered rows use them; no row numbered yet
-*/
-PetscErrorCode MatCSRKPatternsBegin(MatCSRKStructure *st, MatCSRKFill *fill)
-{
-  CSRKPatternTable *tb;
-
-  PetscFunctionBegin;
-  PetscCheck(st->nthreads == 1 && st->shared, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A row-pattern search by parts needs one thread over the AIJ arrays");
-  PetscCall(PetscNew(&tb));
-  PetscCall(PetscMalloc1(st->m, &st->rowpat));
-  fill->patsearch = tb;
-  fill->rpat      = 0;
-  st->patptr      = tb->start;
-  st->patoff      = tb->off;
-  st->npat        = 0;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*
-  MatCSRKPatternsExtend - numbers the rows [fill->rpat, rows) of a search begun with MatCSRKPatternsBegin(); *fits:
-  PETSC_FALSE when a row does not fit the dictionary (the search is then of no use)
-*/
-PetscErrorCode MatCSRKPatternsExtend(MatCSRKStructure *st, MatCSRKFill *fill, PetscInt rows, PetscBool *fits)
-{
-  CSRKPatternTable *tb   = (CSRKPatternTable *)fill->patsearch;
-  PetscInt          fail = 0;
-
-  PetscFunctionBegin;
-  PetscCheck(tb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No row-pattern search under way");
-  rows = PetscMin(rows, st->m);
-  if (rows > fill->rpat) CSRKNumberRows(tb, st, (const PetscInt *)st->colidx, fill->rpat, rows, PETSC_FALSE, &fail, st->rowpat);
-  *fits = (PetscBool)!fail;
-  if (!fail) fill->rpat = PetscMax(fill->rpat, rows);
-  st->npat = tb->npat;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/*
-  MatCSRKPatternsEnd - ends a search by parts whose rows are all numbered: the dictionary copied to arrays of its own
-  size, and the bandwidth it gives
-*/
-PetscErrorCode MatCSRKPatternsEnd(MatCSRKStructure *st, MatCSRKFill *fill)
-{
-  CSRKPatternTable *tb = (CSRKPatternTable *)fill->patsearch;
-  PetscInt          entries;
-
-  PetscFunctionBegin;
-  PetscCheck(tb && fill->rpat == st->m, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The row-pattern search is not complete");
-  entries = tb->start[tb->npat];
-  PetscCall(PetscMalloc1(tb->npat + 1, &st->patptr));
-  PetscCall(PetscMalloc1(PetscMax(entries, 1), &st->patoff));
-  PetscCall(PetscArraycpy(st->patptr, tb->start, tb->npat + 1));
-  PetscCall(PetscArraycpy(st->patoff, tb->off, entries));
-  st->npat      = tb->npat;
-  st->bw_before = 0;
-  for (PetscInt e = 0; e < entries; e++) st->bw_before = PetscMax(st->bw_before, PetscAbsInt((PetscInt)tb->off[e]));
-  st->bw_after = st->bw_before;
-  PetscCall(PetscFree(fill->patsearch));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The row loop over row patterns: row r's offsets from the diagonal are pattern rowpat[r] of the dictionary (pp, po),
    which stays in the L1 cache, instead of an index per entry. Each row's values start at its row pointer rather than
    after the previous row's (which would chain every row's loads to the previous row's pattern lookup): the row-pointer
@@ -377,4 +313,4 @@ static PetscErrorCode CSRKPatternsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructu
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantPatterns = {"patterns", CSRKPatternsApplies, CSRKPatternsBuild, CSRKPatternsMult, NULL, {CSRK_ARRAY(rowpat, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(patptr, CSRK_LEN_PATTERNS1, PETSC_FALSE), CSRK_ARRAY(patoff, CSRK_LEN_PATOFF, PETSC_FALSE)}};
+const MatCSRKVariant MatCSRKVariantPatterns = {"patterns", CSRKPatternsApplies, CSRKPatternsBuild, CSRKPatternsMult, NULL, {CSRK_ARRAY(rowpat, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(patptr, CSRK_LEN_PATTERNS1, PETSC_FALSE), CSRK_ARRAY(patoff, CSRK_LEN_PATOFF, PETSC_FALSE)}, 7.0, 1.0, NULL};

@@ -4,27 +4,25 @@
    the view, -info and MatCSRKGetInfo() name it (docs/design.md, "One plan, one table of variants").
 */
 #include "csrkimpl.h"
+#include <string.h>
+
+/* the probe of a block's rows before a build: its first rows, a part of them, at least 32 slices' worth */
+#define CSRK_PROBE_PARTS    32
+#define CSRK_PROBE_MIN_ROWS (32 * CSRK_SLICE)
 
 /* Row slices before row patterns (they need them); over the column indices that the patterns leave, the symmetric
    half (which leaves row nodes with value lists to the nodes), row nodes, then the indices themselves: 16-bit offsets,
    and 32-bit columns, which always apply (no predicate) */
 const MatCSRKVariant *const MatCSRKVariants[] = {&MatCSRKVariantSlices, &MatCSRKVariantPatterns, &MatCSRKVariantSymmetric, &MatCSRKVariantNodes, &MatCSRKVariantOffsets16, &MatCSRKVariantColumns32, NULL};
 
-/* the loop over the column indices a structure has: what row nodes run without their nodes */
+/* the loop over the column indices a structure has: what the symmetric half falls back to when its values change */
 const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *st)
 {
   return st->coloff ? &MatCSRKVariantOffsets16 : &MatCSRKVariantColumns32;
 }
 
-/* MatCSRKPlanBegin - the target's decisions, the one place that reads it: the GPU type's host structure is its 32-bit
-   columns, with the GPU model's level sizes and no timing of a reordering on the CPU (csrkstructure.c) */
-void MatCSRKPlanBegin(const MatCSRKOptions *opt, MatCSRKFill *fill, MatCSRKPlan *plan)
-{
-  *plan = (MatCSRKPlan){.opt = opt, .cpu = (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU), .fill = fill};
-}
-
 /* MatCSRKPlanOneThreadSlices - whether one thread in the natural order reads row patterns: only to make row slices over
-   AIJ's own arrays, which the set-up budget fills a part at a product (its estimate of a build's cost asks this too) */
+   AIJ's own arrays */
 PetscBool MatCSRKPlanOneThreadSlices(const MatCSRKOptions *opt)
 {
   const PetscBool *on = opt->feature;
@@ -32,12 +30,139 @@ PetscBool MatCSRKPlanOneThreadSlices(const MatCSRKOptions *opt)
   return (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU && on[MAT_CSRK_COMPRESS_INDICES] && on[MAT_CSRK_ROW_PATTERNS] && on[MAT_CSRK_ROW_SLICES] && MatCSRKShareNatural(1));
 }
 
+/* whether AIJ's own kernel for A is its inode kernel (consecutive rows with one column list multiplied together):
+   the loop over the AIJ arrays is then another kernel, which may be faster or slower than it */
+static PetscBool CSRKAIJInodes(Mat A)
+{
+  PetscInt nodes = 0;
+
+  if (MatInodeGetInodeSizes(A, &nodes, NULL, NULL)) return PETSC_FALSE;
+  return (PetscBool)(nodes > 0 && nodes < A->rmap->n);
+}
+
+/* whether rows r and s of the CSR arrays (ai, aj) have one pattern (the same offsets from their rows: row slices) or
+   one column list (row nodes) */
+static inline PetscBool CSRKSameRows(const PetscInt *ai, const PetscInt *aj, PetscInt r, PetscInt s, PetscBool offsets)
+{
+  const PetscInt len = ai[r + 1] - ai[r], d = offsets ? s - r : 0;
+
+  if (ai[s + 1] - ai[s] != len) return PETSC_FALSE;
+  for (PetscInt j = 0; j < len; j++)
+    if (aj[ai[s] + j] != aj[ai[r] + j] + d) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+/* the rows among [0, rows) in runs of 'run' consecutive rows alike (run = CSRK_SLICE with offsets: row slices), or
+   in runs of 2 to 'run' (run = CSRK_NODE_MAX without: row nodes), counted as the structure's own searches count them */
+static PetscInt CSRKProbeRuns(const PetscInt *ai, const PetscInt *aj, PetscInt m, PetscInt rows, PetscInt run, PetscBool offsets)
+{
+  PetscInt n = 0;
+
+  for (PetscInt r = 0; r < rows;) {
+    PetscInt s = 1;
+    while (s < run && r + s < m && CSRKSameRows(ai, aj, r, r + s, offsets)) s++;
+    if (offsets ? s == run : s > 1) n += s;
+    r += s;
+  }
+  return n;
+}
+
+/* the rows among [0, rows) in row nodes that repeat the values of a row of their node just before (the nodes of one
+   element matrix with constant coefficients: value lists) */
+static PetscInt CSRKProbeRepeats(const PetscInt *ai, const PetscInt *aj, const PetscScalar *aa, PetscInt m, PetscInt rows)
+{
+  PetscInt  n    = 0;
+  PetscBool next = (PetscBool)(rows > 1 && CSRKSameRows(ai, aj, 0, 1, PETSC_FALSE));
+
+  for (PetscInt r = 1; r < rows; r++) {
+    const PetscInt  len  = ai[r + 1] - ai[r];
+    const PetscBool prev = next; /* rows r - 1 and r share their columns */
+
+    next = (PetscBool)(r + 1 < m && CSRKSameRows(ai, aj, r, r + 1, PETSC_FALSE));
+    if (!prev && !next) continue;
+    for (PetscInt s = 1; s <= PetscMin(r, CSRK_NODE_MAX); s++)
+      if (len && ai[r - s + 1] - ai[r - s] == len && !memcmp(aa + ai[r], aa + ai[r - s], sizeof(PetscScalar) * (size_t)len)) {
+        n++;
+        break;
+      }
+  }
+  return n;
+}
+
+/*
+  MatCSRKPlanExpect - the entries a build of the block A with the options opt will try, in order, and its expected
+  cost, decided before anything is built from the options, a probe of the block's first rows and the machine file.
+
+  One thread in the user's order (one rank per core, the usual run) multiplies the AIJ arrays, where AIJ's kernel
+  does too: a variant is tried there only where it reads fewer bytes by rule (row slices, which drop the column
+  indices; row nodes whose values repeat, which drop values), or, a rival of AIJ's kernel (the symmetric half, row
+  nodes, the plain loop where AIJ runs its inode kernel), where the machine file measured it at least
+  CSRK_MACHINE_GAIN faster for this kind of block, best first. Nothing else would beat AIJ's kernel: the list is then
+  empty and nothing is built. Eager set-up, threads and reorderings try the whole table.
+*/
+PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect *ex)
+{
+  const PetscBool *on = opt->feature;
+  const PetscInt  *ai, *aj, m = A->rmap->n;
+  PetscScalar     *aa;
+  PetscInt         n = 0, rows, nnoderows = 0;
+  PetscBool        inodes, valuenodes;
+  struct {
+    const MatCSRKVariant *v;
+    PetscReal             gain;
+  } rival[3];
+  PetscInt nr = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(ex, sizeof(*ex)));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
+  if (opt->setup == MAT_CSRK_SETUP_EAGER || opt->target != MAT_CSRK_TARGET_CPU || MatCSRKKernelThreads(opt, ai[m]) > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
+    for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
+      ex->order[n++] = *v;
+      if (!(*v)->rival) ex->cost = PetscMax(ex->cost, (*v)->cost);
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!ai[m]) PetscFunctionReturn(PETSC_SUCCESS);
+  rows   = PetscMin(m, PetscMax(m / CSRK_PROBE_PARTS, CSRK_PROBE_MIN_ROWS));
+  inodes = CSRKAIJInodes(A);
+  if (MatCSRKPlanOneThreadSlices(opt) && 2 * CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE) >= rows) ex->order[n++] = &MatCSRKVariantSlices;
+  if (on[MAT_CSRK_ROW_NODES]) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
+  valuenodes = (PetscBool)(2 * nnoderows >= rows && on[MAT_CSRK_ROW_VALUES] && 8 * CSRKProbeRepeats(ai, aj, aa, m, rows) >= rows);
+  if (valuenodes) ex->order[n++] = &MatCSRKVariantNodes;
+  if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) rival[nr++].v = &MatCSRKVariantSymmetric;
+  if (2 * nnoderows >= rows && !valuenodes) rival[nr++].v = &MatCSRKVariantNodes;
+  if (inodes) rival[nr++].v = &MatCSRKVariantColumns32;
+  for (PetscInt i = 0; i < nr; i++) rival[i].gain = MatCSRKMachineGain(rival[i].v->rival, inodes);
+  for (PetscInt i = 0; i < nr; i++) { /* best first (a stable selection: ties keep the table's order) */
+    PetscInt b = -1;
+    for (PetscInt j = 0; j < nr; j++)
+      if (rival[j].gain >= CSRK_MACHINE_GAIN && (b < 0 || rival[j].gain > rival[b].gain)) b = j;
+    if (b < 0) break;
+    ex->order[n++] = rival[b].v;
+    rival[b].gain  = 0;
+  }
+  if (n) ex->cost = ex->order[0]->cost;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCSRKPlanBegin - the plan of a build: the entries expected (ex), or the whole table (ex NULL); the target's
+   decisions, the one place that reads it: the GPU type's host structure is its 32-bit columns, with the GPU model's
+   level sizes (csrkstructure.c) */
+void MatCSRKPlanBegin(const MatCSRKOptions *opt, const MatCSRKExpect *ex, MatCSRKPlan *plan)
+{
+  PetscInt n = 0;
+
+  *plan = (MatCSRKPlan){.opt = opt, .cpu = (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU)};
+  for (const MatCSRKVariant *const *v = ex ? ex->order : MatCSRKVariants; *v; v++)
+    if (plan->cpu || *v == &MatCSRKVariantColumns32) plan->order[n++] = *v;
+}
+
 /*
   MatCSRKPlanIndices - how the CPU kernels may read the column indices, decided before the arrays are filled: 16-bit
   offsets and row patterns save bytes where the threads together are bound by the memory; one thread in the natural
-  order runs the AIJ loop over the AIJ arrays instead, measured faster there, unless the rows make slices, which the
-  set-up budget fills a part at a product where it passes its fill. Measurements: docs/design.md, "Column indices",
-  docs/performance.md.
+  order runs the AIJ loop over the AIJ arrays instead, measured faster there, unless the rows make slices.
+  Measurements: docs/design.md, "Column indices", docs/performance.md.
 */
 void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKPlan *plan)
 {
@@ -47,25 +172,22 @@ void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKP
   plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
   plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && plan->cpu && !plan->onethread);
   plan->patterns  = (PetscBool)(on[MAT_CSRK_ROW_PATTERNS] && (plan->compress || (plan->onethread && MatCSRKPlanOneThreadSlices(plan->opt))));
-  /* (a block with rows but no nonzeros, such as some ranks' blocks of GAMG's operators, has no values to fill: it
-     takes the search at once, which finds nothing) */
-  if (!(plan->patterns && plan->onethread && st->nnz > 0)) plan->fill = NULL;
 }
 
-/* MatCSRKPlanBuild - the first entry of the table that applies and builds becomes the structure's row loop */
+/* MatCSRKPlanBuild - the first entry of the plan that applies and builds becomes the structure's row loop; none:
+   st->variant stays NULL (the set-up keeps AIJ's kernel) */
 PetscErrorCode MatCSRKPlanBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st)
 {
   PetscFunctionBegin;
   st->variant = NULL;
-  for (const MatCSRKVariant *const *v = MatCSRKVariants; *v && !st->variant; v++) {
+  for (const MatCSRKVariant *const *v = plan->order; *v && !st->variant; v++) {
     PetscBool built = PETSC_FALSE;
 
-    if ((!plan->cpu && *v != &MatCSRKVariantColumns32) || ((*v)->applies && !(*v)->applies(plan, st))) continue;
+    if ((*v)->applies && !(*v)->applies(plan, st)) continue;
     PetscCall((*v)->build(A, plan, st, &built));
     if (built) st->variant = *v;
   }
-  PetscCheck(st->variant, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No row loop for the CSR-k structure");
-  PetscCall(PetscInfo(A, "Row loop: %s\n", st->variant->name));
+  PetscCall(PetscInfo(A, "Row loop: %s\n", st->variant ? st->variant->name : "none of those expected, AIJ's kernel"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -204,43 +204,6 @@ static PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-  MatCSRKStructureFillSlicesTo - continues the fill of st->sval (one thread) from row fill->rfill to row rows or a little
-  past it (the end of a slice), block by block in the order of the kernel, which runs the filled rows from the slices
-  and the others with the AIJ loop (MatCSRKMultKernel()): a fill spread over the products instead of one before them
-  (csrksetup.c). A row-pattern search under way numbers the rows first (the slices' scan reads the patterns of the
-  CSRK_SLICE rows from each row) and counts the rows in slices; *fits: PETSC_FALSE when the rows do not fit its
-  dictionary (nothing filled then).
-*/
-PetscErrorCode MatCSRKStructureFillSlicesTo(MatCSRKStructure *st, MatCSRKFill *fill, PetscInt rows, PetscBool *fits)
-{
-  PetscInt s = 0;
-
-  PetscFunctionBegin;
-  rows  = PetscMin(rows, st->m);
-  *fits = PETSC_TRUE;
-  if (!fill->rfill) {
-    PetscCall(MatCSRKStructureBeginRowValues(st, fill->patsearch ? fill->rpat : st->m));
-    fill->qfill = 0;
-  }
-  if (fill->patsearch) {
-    PetscCall(MatCSRKPatternsExtend(st, fill, rows + CSRK_SLICE, fits));
-    if (!*fits) PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (st->k > 1) /* the super-row of row rfill (one thread runs them all, in order, whatever k) */
-    while (s < st->nsr && st->srptr[s + 1] <= fill->rfill) s++;
-  while (fill->rfill < rows) {
-    const PetscInt b1 = st->k == 1 ? st->m : st->srptr[s + 1];
-    PetscInt       rend, n;
-    n = CSRKSliceFillRange(st, fill->rfill, b1, rows, st->val, st->sval, &fill->qfill, &st->nvalued, &rend);
-    if (fill->patsearch) st->nsliced += n;
-    fill->rfill = rend;
-    s++;
-  }
-  if (fill->patsearch && fill->rfill == st->m) PetscCall(MatCSRKPatternsEnd(st, fill));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* out[r..r+CSRK_SLICE) = (zz +) a slice of nz entries at offsets ix from its rows: v[CSRK_SLICE * j + l] the value of
    entry j of its row l, or with vstep 0 (value lists) v[j] that of all its rows */
 static inline CSRK_ALWAYS_INLINE void CSRKSliceRow8(const int32_t *restrict ix, CSRKIdx nz, const PetscScalar *restrict v, PetscInt vstep, const PetscScalar *restrict xr, const PetscScalar *restrict zr, PetscScalar *restrict outr)
@@ -323,17 +286,6 @@ CSRK_VECTOR_CLONES static PetscInt CSRKSliceRows(const MatCSRKStructure *st, Pet
   return q;
 }
 
-/* MatCSRKSliceRowsFilled - out = A x (+ zz) over the rows [0, rfill) of slices filled by parts (one thread), block by
-   block as the fill went (csrksetup.c) */
-void MatCSRKSliceRowsFilled(const MatCSRKStructure *st, PetscInt rfill, const PetscScalar *xx, const PetscScalar *zz, PetscScalar *out)
-{
-  PetscInt q = 0;
-
-  if (st->k == 1) (void)CSRKSliceRows(st, 0, rfill, 0, xx, zz, out);
-  else
-    for (PetscInt s = 0; s < st->nsr && st->srptr[s] < rfill; s++) q = CSRKSliceRows(st, st->srptr[s], PetscMin(st->srptr[s + 1], rfill), q, xx, zz, out);
-}
-
 /* The row loop of a structure with row slices: each block of the thread's rows reads its values in order from sval,
    from its first row's row pointer (the fill's order) */
 #define CSRK_SLICE_ROWS(R0, R1, OUT, UNUSED) q = CSRKSliceRows(st, (R0), (R1), q, xx, zz, out)
@@ -350,40 +302,28 @@ static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructu
   return (PetscBool)(plan->patterns && plan->opt->feature[MAT_CSRK_ROW_SLICES]);
 }
 
-/* Row slices where at least half of the rows make them (counted before anything is allocated), with value lists on
-   one thread where the options take them; with the set-up budget's fill, only allocated, to be found and filled a part
-   at a product (csrksetup.c). One thread in the natural order without slices drops its patterns (the AIJ loop is
-   faster there). */
+/* Row slices where at least half of the rows make them, with value lists on one thread where the options take them.
+   One thread in the natural order without slices drops its patterns (the AIJ loop is faster there). */
 static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
 {
   PetscInt       nsliced = 0;
-  PetscLogDouble t0 = 0, t1;
+  PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
   plan->searched = PETSC_TRUE;
-  if (!plan->fill) {
-    PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : plan->aj, plan->onethread));
-    if (!st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(PetscTime(&t0));
-    PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
-  }
-  if (plan->fill || 2 * nsliced >= st->m) {
+  PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : plan->aj, plan->onethread));
+  if (!st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscTime(&t0));
+  PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
+  if (2 * nsliced >= st->m) {
     PetscCall(PetscMalloc1(st->nnz, &st->sval));
-    if (st->nthreads == 1 && !plan->fill) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
+    if (st->nthreads == 1) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* several threads place their pages by first touch */
     if (plan->opt->feature[MAT_CSRK_ROW_VALUES] && st->nthreads == 1) {
       PetscCall(PetscNew(&st->rowvals));
       st->rowvals->last = -1;
     }
   }
   *built = (PetscBool)!!st->sval;
-  if (plan->fill) {
-    PetscCall(MatCSRKPatternsBegin(st, plan->fill));
-    plan->fill->parts = PETSC_TRUE;
-    plan->fill->rfill = 0;
-    st->nsliced       = 0;
-    PetscCall(PetscInfo(A, "Row patterns and row slices to be found and filled a part at a product\n"));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   if (st->sval) PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
   else if (plan->onethread) PetscCall(MatCSRKVariantFree(&MatCSRKVariantPatterns, st));
   PetscCall(PetscTime(&t1));
@@ -398,4 +338,4 @@ static PetscErrorCode CSRKSlicesRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}};
+const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}, 4.0, 1.0, NULL};

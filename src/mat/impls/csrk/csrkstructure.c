@@ -215,67 +215,6 @@ static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const 
    a reordering only adds the gather and scatter of the vectors */
 #define CSRK_GPU_CACHED_BYTES (16.0 * 1024 * 1024)
 
-/* *best lowered to the fastest of reps consecutive timed products of st */
-static PetscErrorCode CSRKBestOf(const MatCSRKStructure *st, const PetscScalar *x, PetscScalar *y, PetscInt reps, PetscLogDouble *best)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i < reps; i++) {
-    PetscLogDouble t0, t1;
-    PetscCall(PetscTime(&t0));
-    MatCSRKMultKernel(st, x, NULL, y);
-    PetscCall(PetscTime(&t1));
-    *best = PetscMin(*best, t1 - t0);
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#define CSRK_CONFIRM_ROUNDS 2
-#define CSRK_CONFIRM_BLOCK  2e-3 /* seconds of products per candidate and round */
-#define CSRK_CONFIRM_MAXREP 50
-#define CSRK_CONFIRM_CLEAR  1.5 /* a gap that one round of long products settles */
-
-/*
-   The auto ordering's check of a reordering on the matrix itself: the distance rule that proposed RCM does not see
-   whether x stays in cache anyway or what the two gathers through the permutation cost, so the natural-order structure
-   is built too (reusing the bandwidth the rule found), both are timed and the faster one is kept, the same bits either
-   way (docs/design.md, "Default ordering"). The candidates alternate in CSRK_CONFIRM_ROUNDS rounds of as many products
-   as take CSRK_CONFIRM_BLOCK, since a small matrix runs slower in its first dozens of products; one round decides
-   between long products that differ by CSRK_CONFIRM_CLEAR.
-*/
-static PetscErrorCode CSRKConfirmReordering(Mat A, const MatCSRKOptions *opt, MatCSRKStructure **st)
-{
-  MatCSRKOptions    nopt = *opt;
-  MatCSRKStructure *nat;
-  PetscScalar      *x, *y;
-  PetscLogDouble    tr = PETSC_MAX_REAL, tn = PETSC_MAX_REAL, first = PETSC_MAX_REAL;
-  PetscInt          reps, round;
-
-  PetscFunctionBegin;
-  nopt.ordering = MAT_CSRK_ORDERING_NATURAL;
-  PetscCall(MatCSRKStructureBuild(A, &nopt, NULL, (*st)->bw_before, &nat)); /* timed whole, its slices filled */
-  PetscCall(PetscMalloc2((*st)->n, &x, (*st)->m, &y));
-  for (PetscInt i = 0; i < (*st)->n; i++) x[i] = 1.0 + (PetscScalar)(i % 7) / 8;
-  MatCSRKMultKernel(*st, x, NULL, y); /* untimed: it first touches y and starts the threads */
-  PetscCall(CSRKBestOf(*st, x, y, 1, &first));
-  reps = (PetscInt)PetscMax(1, PetscMin(CSRK_CONFIRM_MAXREP, CSRK_CONFIRM_BLOCK / PetscMax(first, 1e-9)));
-  for (round = 0; round < CSRK_CONFIRM_ROUNDS; round++) {
-    PetscCall(CSRKBestOf(*st, x, y, reps, &tr));
-    PetscCall(CSRKBestOf(nat, x, y, reps, &tn));
-    if (reps <= 2 && PetscMax(tr, tn) > CSRK_CONFIRM_CLEAR * PetscMin(tr, tn)) {
-      round++;
-      break;
-    }
-  }
-  PetscCall(PetscFree2(x, y));
-  PetscCall(PetscInfo(A, "Ordering auto: product %g us with RCM, %g us in the natural order (best of %" PetscInt_FMT "): %s kept\n", 1e6 * tr, 1e6 * tn, round * reps, tn <= tr ? "natural" : "RCM"));
-  if (tn <= tr) {
-    nat->order_time = (*st)->order_time; /* the ordering was paid for */
-    PetscCall(MatCSRKStructureDestroy(st));
-    *st = nat;
-  } else PetscCall(MatCSRKStructureDestroy(&nat));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Asks for transparent huge pages on the 2 MiB-aligned part of a fresh allocation (where the kernel grants them only
    on request): the vectors in the internal order, xwork and ywork, are read at random through the permutation at every
    product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB
@@ -484,11 +423,11 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const MatCSRKP
 
 /*
    MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt: its
-   stages in order, each of one job; the ordering and the arrays are timed apart (st->order_time, st->fill_time). fill:
-   the set-up budget's fill of the row slices a part at a product, where the plan takes them (NULL: built whole);
-   bw_before: the bandwidth of A in the user's ordering when a caller knows it (else -1)
+   stages in order, each of one job; the ordering and the arrays are timed apart (st->order_time, st->fill_time) for
+   the view. ex: the entries of the plan's table to try (MatCSRKPlanExpect()), or NULL for the whole table. A build
+   whose entries all decline has no variant: the caller keeps AIJ's kernel.
 */
-PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFill *fill, PetscInt bw_before, MatCSRKStructure **out)
+PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, const MatCSRKExpect *ex, MatCSRKStructure **out)
 {
   MatCSRKStructure *st;
   const PetscInt   *ai, *aj;
@@ -503,7 +442,6 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(MatGetSize(A, &m, &n));
   PetscCall(MatGetBlockSize(A, &bs));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
@@ -516,10 +454,10 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   st->k         = opt->k;
   st->ordering  = opt->ordering;
   st->nthreads  = MatCSRKKernelThreads(opt, ai[m]);
-  st->bw_before = bw_before;
+  st->bw_before = -1;
   if (bs > 1 && m % bs) bs = 1;
 
-  MatCSRKPlanBegin(opt, fill, &plan);
+  MatCSRKPlanBegin(opt, ex, &plan);
   PetscCall(CSRKChooseOrdering(A, &plan, st, ai, aj, &autodist, &autorcm));
   CSRKLevelSizes(&plan, st, bs, ai);
   PetscCall(PetscTime(&to));
@@ -539,10 +477,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, MatCSRKFi
   st->fill_time  = t1 - tf;
   PetscCall(PetscFree(groupptr));
   MatCSRKStructureCountBytes(st);
-  /* the natural-order build inside the check does not come back here (no auto ordering) */
-  if (autorcm && st->perm && plan.cpu) PetscCall(CSRKConfirmReordering(A, opt, &st));
 
-  PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   PetscCall(PetscTime(&t1));
   st->build_time = t1 - t0;
   if (st->bw_before >= 0) PetscCall(PetscSNPrintf(bw, sizeof(bw), "%" PetscInt_FMT " -> %" PetscInt_FMT, st->bw_before, st->bw_after));

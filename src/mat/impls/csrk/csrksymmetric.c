@@ -110,17 +110,12 @@ static PetscErrorCode CSRKSymmetricRefill(MatCSRKStructure *st, PetscBool *symme
 }
 
 /* out = A x (+ zz) from the half, all rows (one thread): out starts as zz (or 0) and gathers each row's lower entries
-   as the rows above pass; or, while the set-up budget compares the two, the loop over the block's own column indices
-   (st->plainloop) */
+   as the rows above pass */
 static void CSRKSymmetricMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
 {
   const CSRKIdx *restrict     up = st->uptr, *restrict uc = st->ucol;
   const PetscScalar *restrict uv = st->uval, *restrict ud = st->udiag;
 
-  if (st->plainloop) {
-    MatCSRKVariantIndexLoop(st)->mult(st, t, r0, r1, xx, zz, out);
-    return;
-  }
   /* (MatMultAdd() may pass y as z: out is then zz already, read only through out below) */
   if (!zz) for (PetscInt r = r0; r < r1; r++) out[r] = 0.0;
   else if ((const PetscScalar *)out != zz) for (PetscInt r = r0; r < r1; r++) out[r] = zz[r];
@@ -140,7 +135,7 @@ static void CSRKSymmetricMult(const MatCSRKStructure *st, PetscInt t, PetscInt r
 }
 
 /* MatCSRKSymmetricMayApply - whether a block with these options and sizes may keep its symmetric half: one thread in
-   the natural order of a square block (the set-up budget's probe asks before anything is built) */
+   the natural order of a square block (the plan's expectation asks before anything is built) */
 PetscBool MatCSRKSymmetricMayApply(const MatCSRKOptions *opt, PetscInt m, PetscInt n)
 {
   return (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU && opt->feature[MAT_CSRK_SYMMETRIC_HALF] && m == n && m > 0);
@@ -181,7 +176,7 @@ static PetscErrorCode CSRKSymmetricBuild(Mat A, MatCSRKPlan *plan, MatCSRKStruct
 }
 
 /* new values: the half copied again where they are still symmetric, else dropped (the structure then runs its index
-   loop, which the set-up budget drops in turn for AIJ's kernel) */
+   loop, which the set-up drops in turn for AIJ's kernel where that is AIJ's own loop) */
 static PetscErrorCode CSRKSymmetricRefresh(MatCSRKStructure *st)
 {
   PetscBool symmetric;
@@ -195,4 +190,4 @@ static PetscErrorCode CSRKSymmetricRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}};
+const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}, 20.0, 4.0, "symmetric_half"};

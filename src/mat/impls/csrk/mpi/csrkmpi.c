@@ -8,6 +8,7 @@
    the options down to them.
 */
 #include "../csrkimpl.h"
+#include <petscdm.h>
 #include <string.h>
 
 static PetscErrorCode (*MatMPIAIJSetPreallocation_Base)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
@@ -48,6 +49,22 @@ static PetscErrorCode MatMPIAIJSetPreallocation_MPICSRK(Mat B, PetscInt d_nz, co
 }
 
 /* Blocks made by hash assembly (PETSc >= 3.19), MatDisAssemble or MatCreateSubMatrix are plain SeqAIJ */
+/* A DM that creates the matrix puts a view of its own in place of the type's (DMDA's shows the matrix in its natural
+   ordering, and nothing for the info formats): the type's view takes its place again and calls it for the matrix
+   itself, so that -mat_view ::ascii_info and -ksp_view_mat ::ascii_info show what CSR-k built */
+static PetscErrorCode MatMPICSRKKeepView(Mat A)
+{
+  Mat_MPICSRK *sp = (Mat_MPICSRK *)A->spptr;
+  DM           dm;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetDM(A, &dm));
+  if (!dm || sp->cuda || A->ops->view == MatView_CSRK) PetscFunctionReturn(PETSC_SUCCESS);
+  sp->view     = A->ops->view;
+  A->ops->view = MatView_CSRK;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatAssemblyEnd_MPICSRK(Mat A, MatAssemblyType mode)
 {
   const struct _MatOps *base;
@@ -56,6 +73,7 @@ static PetscErrorCode MatAssemblyEnd_MPICSRK(Mat A, MatAssemblyType mode)
   PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
   PetscCall((*base->assemblyend)(A, mode));
   if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatMPICSRKConvertBlocks(A));
+  PetscCall(MatMPICSRKKeepView(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -72,8 +90,8 @@ static PetscErrorCode MatCSRKSetOptions_MPICSRK(Mat A, const MatCSRKOptions *opt
 
 /* The integer fields of MatCSRKInfo reduced over the ranks: maxima (bandwidths, counts of each rank's products and
    builds), sums (rows and sizes of the whole matrix) */
-static const size_t CSRKInfoMax[] = {offsetof(MatCSRKInfo, bw_before), offsetof(MatCSRKInfo, bw_after), offsetof(MatCSRKInfo, nbuilds), offsetof(MatCSRKInfo, nrefresh), offsetof(MatCSRKInfo, index_bytes), offsetof(MatCSRKInfo, npatterns), offsetof(MatCSRKInfo, nbase), offsetof(MatCSRKInfo, nfast)};
-static const size_t CSRKInfoSum[] = {offsetof(MatCSRKInfo, nsr), offsetof(MatCSRKInfo, nssr), offsetof(MatCSRKInfo, nsliced), offsetof(MatCSRKInfo, nnoderows), offsetof(MatCSRKInfo, nunfilled), offsetof(MatCSRKInfo, nvalued)};
+static const size_t CSRKInfoMax[] = {offsetof(MatCSRKInfo, bw_before), offsetof(MatCSRKInfo, bw_after), offsetof(MatCSRKInfo, nbuilds), offsetof(MatCSRKInfo, nrefresh), offsetof(MatCSRKInfo, index_bytes), offsetof(MatCSRKInfo, npatterns), offsetof(MatCSRKInfo, nbase), offsetof(MatCSRKInfo, nfast), offsetof(MatCSRKInfo, wait)};
+static const size_t CSRKInfoSum[] = {offsetof(MatCSRKInfo, nsr), offsetof(MatCSRKInfo, nssr), offsetof(MatCSRKInfo, nsliced), offsetof(MatCSRKInfo, nnoderows), offsetof(MatCSRKInfo, nvalued)};
 #define CSRK_NMAX            (sizeof(CSRKInfoMax) / sizeof(CSRKInfoMax[0]))
 #define CSRK_NSUM            (sizeof(CSRKInfoSum) / sizeof(CSRKInfoSum[0]))
 #define CSRKInfoInt(info, o) (*(PetscInt *)((char *)(info) + (o)))
@@ -102,6 +120,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, imax, (PetscMPIInt)CSRK_NMAX, MPIU_INT, MPI_MAX, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, isum, (PetscMPIInt)(CSRK_NSUM + nv), MPIU_INT, MPI_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &info->build_time, 1, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCallMPI(MPI_Bcast(info->expected, sizeof(info->expected), MPI_CHAR, 0, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &info->bytes, 1, MPI_DOUBLE, MPI_SUM, comm));
   for (size_t i = 0; i < CSRK_NMAX; i++) CSRKInfoInt(info, CSRKInfoMax[i]) = imax[i];
   for (size_t i = 0; i < CSRK_NSUM; i++) CSRKInfoInt(info, CSRKInfoSum[i]) = isum[i];

@@ -9,27 +9,29 @@
 */
 #include "../csrkimpl.h"
 
-/* zz = A xx + yy (yy NULL: MatMult()): with the structure the set-up budget gives, or AIJ's kernel; the budget accounts
-   the product's time last, which may drop the structure */
+/* zz = A xx + yy (yy NULL: MatMult()): with the structure once built and current, else through the set-up (csrksetup.c),
+   which counts the product and may build or refresh it; without one, AIJ's kernel */
 PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
 {
-  MatCSRKStructure     *st;
+  Mat_SeqCSRK          *sp = (Mat_SeqCSRK *)A->spptr;
+  MatCSRKStructure     *st = sp->st;
   const PetscScalar    *x, *y = NULL;
   PetscScalar          *z;
   const struct _MatOps *base;
-  PetscLogDouble        t0, t1;
+  PetscObjectState      state;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqCSRKGetStructure(A, PETSC_TRUE, &st));
-  PetscCall(PetscTime(&t0));
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  if (!st || sp->state != state || sp->nzstate != A->nonzerostate || sp->stale || sp->offdiag) PetscCall(MatSeqCSRKSetUp(A, PETSC_TRUE, &st));
   if (!st) {
+    sp->budget.nbase++;
     PetscCall(MatCSRKGetBaseOps(PETSC_FALSE, &base));
     if (yy) PetscCall((*base->multadd)(A, xx, yy, zz));
     else PetscCall((*base->mult)(A, xx, zz));
-    PetscCall(PetscTime(&t1));
-    PetscCall(MatSeqCSRKBudgetRecord(A, NULL, t1 - t0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  sp->budget.nfast++;
+  if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
   PetscCall(VecGetArrayRead(xx, &x));
   if (yy == zz) {
     PetscCall(VecGetArray(zz, &z));
@@ -38,16 +40,14 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     if (yy) PetscCall(VecGetArrayRead(yy, &y));
     PetscCall(VecGetArrayWrite(zz, &z));
   }
-  PetscCall(MatSeqCSRKBudgetMult(A, st, x, y, z));
+  MatCSRKMultKernel(st, x, y, z);
   PetscCall(VecRestoreArrayRead(xx, &x));
   if (yy == zz) PetscCall(VecRestoreArray(zz, &z));
   else {
     if (yy) PetscCall(VecRestoreArrayRead(yy, &y));
     PetscCall(VecRestoreArrayWrite(zz, &z));
   }
-  PetscCall(PetscTime(&t1));
   PetscCall(PetscLogFlops(2.0 * st->nnz - (yy ? 0 : st->nonzerorows)));
-  PetscCall(MatSeqCSRKBudgetRecord(A, st, t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -84,8 +84,8 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionBegin;
   PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(PetscMemzero(info, sizeof(*info)));
-  /* eager: what the next product would use; budget: what the block has now, without spending on it */
-  if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKGetStructure(A, PETSC_FALSE, &st));
+  /* eager: what the next product would use; else what the block has now, without spending on it */
+  if (A->assembled && sp->opt.setup == MAT_CSRK_SETUP_EAGER) PetscCall(MatSeqCSRKSetUp(A, PETSC_FALSE, &st));
   else if (A->assembled && sp->st && !sp->stale && sp->nzstate == A->nonzerostate) st = sp->st;
   info->k        = sp->opt.k;
   info->ordering = sp->opt.ordering;
@@ -100,13 +100,11 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     info->bw_before  = st->bw_before;
     info->bw_after   = st->bw_after;
     info->nthreads   = st->nthreads;
-    info->build_time = st->build_time;
     info->bytes      = st->bytes;
     info->index_bytes = st->rowpat ? 0 : (st->coloff ? (PetscInt)sizeof(int16_t) : (PetscInt)sizeof(CSRKIdx));
     info->npatterns   = st->rowpat ? st->npat : 0;
     info->nsliced     = st->sval ? st->nsliced : 0;
     info->nnoderows   = st->nodesz ? st->nnoderows : 0;
-    info->nunfilled   = sp->budget.fill.parts ? st->m - sp->budget.fill.rfill : 0;
     info->nvalued     = st->sval || st->nodesrc ? st->nvalued : 0;
     PetscCall(PetscStrncpy(info->variant, st->variant->name, sizeof(info->variant)));
   } else if (A->assembled) { /* the threads the kernels will run */
@@ -114,6 +112,9 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
     PetscCall(MatGetInfo(A, MAT_LOCAL, &ainfo));
     info->nthreads = MatCSRKKernelThreads(&sp->opt, (PetscInt)ainfo.nz_used);
   }
+  if (A->assembled && !sp->offdiag) PetscCall(MatSeqCSRKExpected(A, info->expected, sizeof(info->expected), &info->wait));
+  else info->wait = -1;
+  info->build_time = sp->setup_time;
   info->nbuilds  = sp->nbuilds;
   info->nrefresh = sp->nrefresh;
   info->nbase    = sp->budget.nbase;
@@ -121,14 +122,14 @@ static PetscErrorCode MatSeqCSRKGetInfo_SeqCSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* New options: the structure is rebuilt at the next product, and only if they changed */
+/* New options: the structure is expected and built again, and only if they changed */
 PetscErrorCode MatSeqCSRKSetOptions(Mat A, const MatCSRKOptions *opt)
 {
   Mat_SeqCSRK *sp;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetSpptr(A, &sp));
-  if (!MatCSRKOptionsEqual(&sp->opt, opt)) sp->stale = PETSC_TRUE;
+  if (!MatCSRKOptionsEqual(&sp->opt, opt) || sp->opt.setup != opt->setup) sp->stale = PETSC_TRUE; /* (the set-up rule: what is expected changes) */
   sp->opt = *opt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -145,11 +146,11 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall(MatCSRKGetSpptr(*M, &sm));
   sm->opt       = sp->opt;
   sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
-  if (sp->st && !sp->budget.fill.patsearch && !sp->stale && sp->nzstate == A->nonzerostate) {
-    /* same pattern: keep the ordering, refresh the values at the first product (not a structure still finding its row
-       patterns: the duplicate starts its own); slices filled by parts are filled again */
+  if (sp->st && !sp->stale && sp->nzstate == A->nonzerostate) {
+    /* same pattern: keep the structure and its expectation, refresh the values at the first product */
     PetscCall(MatCSRKStructureDuplicate(sp->st, &sm->st));
-    sm->budget.fill.parts = sp->budget.fill.parts;
+    sm->budget  = sp->budget;
+    sm->budget.nbase = sm->budget.nfast = 0;
     sm->nzstate = (*M)->nonzerostate;
     sm->state   = -1;
   }

@@ -1,0 +1,156 @@
+static const char help[] = "Measures once, on this machine, the CPU row loops of the CSR-k types that only compete with PETSc's AIJ kernel\n"
+                           "(they read as many bytes: the symmetric half, row nodes, the plain loop where AIJ runs its inode kernel)\n"
+                           "in a solve's conditions: one MPI rank per core, every core busy, matrices beyond the caches. Writes the\n"
+                           "machine file the plugin reads when it is registered (make tune writes lib/csrk-machine.txt).\n"
+                           "  -o <file>          the machine file to write (required)\n"
+                           "  -n_plain <n>       size of the scalar P1 matrix, fem3d (default 80: 512 k rows)\n"
+                           "  -n_inodes <n>      size of the elasticity matrix, femelast3d, bs 3 (default 40: 192 k rows, 8.3 M nonzeros)\n"
+                           "  -rounds <r>        interleaved rounds, the best of which counts (default 5)\n"
+                           "  -products <p>      products a round (default 20)\n";
+
+#include <petsccsrk.h>
+#include <petsccsrkutil.h>
+#include <stdio.h>
+#include <string.h>
+
+/* the candidates: AIJ's kernel (the reference), then each rival with the features that make the build choose it */
+typedef struct {
+  const char *key, *variant; /* machine file key and the row loop the build must give (else not measured) */
+  PetscBool   half, nodes;
+} Candidate;
+
+static const Candidate candidates[] = {
+  {NULL, NULL, PETSC_FALSE, PETSC_FALSE},
+  {"symmetric_half", "symmetric", PETSC_TRUE, PETSC_FALSE},
+  {"row_nodes", "nodes", PETSC_FALSE, PETSC_TRUE},
+  {"plain_loop", "columns32", PETSC_FALSE, PETSC_FALSE},
+};
+#define NCAND ((int)(sizeof(candidates) / sizeof(candidates[0])))
+
+/* the processor's model name, as the plugin reads it */
+static void CPUModel(char *model, size_t len)
+{
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char  line[256];
+
+  model[0] = 0;
+  if (!f) return;
+  while (fgets(line, sizeof(line), f))
+    if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+      const char *v = strchr(line, ':') + 1;
+      while (*v == ' ' || *v == '\t') v++;
+      snprintf(model, len, "%s", v);
+      model[strcspn(model, "\n")] = 0;
+      break;
+    }
+  fclose(f);
+}
+
+/* the matrix of candidate c: A itself (AIJ), or a CSR-k copy built at once with the candidate's row loop (NULL where
+   the build gives another one: the rival does not apply to this matrix) */
+static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C)
+{
+  MatCSRKInfo info;
+  PetscBool   same;
+
+  PetscFunctionBegin;
+  *C = NULL;
+  if (!c->key) {
+    PetscCall(PetscObjectReference((PetscObject)A));
+    *C = A;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, C));
+  PetscCall(MatCSRKSetNumThreads(*C, 1));
+  PetscCall(MatCSRKSetOrdering(*C, MAT_CSRK_ORDERING_NATURAL));
+  PetscCall(MatCSRKSetSetup(*C, MAT_CSRK_SETUP_EAGER));
+  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_SLICES, PETSC_FALSE));
+  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_VALUES, PETSC_FALSE));
+  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_SYMMETRIC_HALF, c->half));
+  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_NODES, c->nodes));
+  PetscCall(MatCSRKGetInfo(*C, &info)); /* eager: builds it */
+  PetscCall(PetscStrcmp(info.variant, c->variant, &same));
+  if (!same) PetscCall(MatDestroy(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the best time of a product of each candidate over the rounds (max over ranks within a round), interleaved so that
+   a busy machine slows all of them alike; 0 where a candidate does not apply */
+static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, PetscReal best[])
+{
+  Mat C[NCAND];
+  Vec x, y;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSetRandom(x, NULL));
+  for (int c = 0; c < NCAND; c++) {
+    PetscCall(CandidateMatrix(A, &candidates[c], &C[c]));
+    best[c] = 0;
+    if (C[c]) PetscCall(MatMult(C[c], x, y)); /* first touch */
+  }
+  for (PetscInt r = 0; r < rounds; r++)
+    for (int c = 0; c < NCAND; c++) {
+      double t0, t, tmax;
+      if (!C[c]) continue;
+      PetscCallMPI(MPI_Barrier(PetscObjectComm((PetscObject)A)));
+      t0 = MPI_Wtime();
+      for (PetscInt p = 0; p < products; p++) PetscCall(MatMult(C[c], x, y));
+      t = (MPI_Wtime() - t0) / products;
+      PetscCallMPI(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
+      best[c] = best[c] > 0 ? PetscMin(best[c], tmax) : tmax;
+    }
+  for (int c = 0; c < NCAND; c++) PetscCall(MatDestroy(&C[c]));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  const char *classes[2] = {"plain", "inodes"}, *problems[2] = {"fem3d", "femelast3d"};
+  PetscInt    n[2] = {80, 40}, rounds = 5, products = 20;
+  char        file[PETSC_MAX_PATH_LEN], model[256], date[64];
+  PetscMPIInt size, rank;
+  PetscBool   set;
+  FILE       *f = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(MatCSRKRegister());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-o", file, sizeof(file), &set));
+  PetscCheck(set, PETSC_COMM_WORLD, PETSC_ERR_USER, "-o <file>: the machine file to write");
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_plain", &n[0], NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_inodes", &n[1], NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-rounds", &rounds, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-products", &products, NULL));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  CPUModel(model, sizeof(model));
+  PetscCall(PetscGetDate(date, sizeof(date)));
+  if (rank == 0) {
+    f = fopen(file, "w");
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write the machine file %s", file);
+    fprintf(f, "# petsc-csrk machine file, written by tutorials/tune (make tune) on %s, %d MPI ranks\n", date, size);
+    fprintf(f, "# <rival>.<plain|inodes> <AIJ product time / rival product time>, best of %d rounds of %d products,\n", (int)rounds, (int)products);
+    fprintf(f, "# on fem3d n = %d (AIJ without inodes: plain) and femelast3d n = %d (AIJ's inode kernel: inodes)\n", (int)n[0], (int)n[1]);
+    fprintf(f, "cpu %s\n", model);
+  }
+  for (int k = 0; k < 2; k++) {
+    Mat       A;
+    PetscReal best[NCAND];
+
+    PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problems[k], n[k], 1, &A));
+    PetscCall(TimeCandidates(A, rounds, products, best));
+    for (int c = 1; c < NCAND; c++) {
+      if (!(best[c] > 0)) continue;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s-n%d: %s %.1f us, AIJ %.1f us: %s.%s %.3f\n", problems[k], (int)n[k], candidates[c].variant, 1e6 * best[c], 1e6 * best[0], candidates[c].key, classes[k], (double)(best[0] / best[c])));
+      if (f) fprintf(f, "%s.%s %.3f\n", candidates[c].key, classes[k], (double)(best[0] / best[c]));
+    }
+    PetscCall(MatDestroy(&A));
+  }
+  if (f) fclose(f);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "machine file written: %s\n", file));
+  PetscCall(PetscFinalize());
+  return 0;
+}
