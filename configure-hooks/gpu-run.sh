@@ -127,12 +127,18 @@ case " $phases " in *" test "* | *" test-kernels "*)
     run_info "parity sliced, device row patterns: $pr" "Sliced kernel over row patterns" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced
     run_info "parity sliced, patterns off: $pr" "set up on the device: kernel sliced" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   done
-  run_info "parity sliced, auto on a stencil: row patterns timed against stream" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
-  # unstructured rows of nearly equal length without row patterns: auto times the sliced kernel against the stream kernel
-  run_info "parity auto on unstructured rows: sliced timed against stream" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
-  run_info "parity auto on unstructured rows, renumbered: timed" "Timed at set-up: sliced kernel" "$build/tests/parity" -problem fem3d -n 30 -permute 1 -ctype csrkcuda
-  # irregular rows: auto times the merge kernel against the vector kernel
-  run_info "parity auto on irregular rows: merge timed against vector" "Timed at set-up: merge kernel" "$build/tests/parity" -problem powerlaw -n 5000 -ctype csrkcuda
+  # the auto rule, from the rows and the device alone (no timing): a stencil that fills the device (373 k rows, over
+  # CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor) takes the sliced kernel over row patterns, a small one (64 k rows:
+  # fewer units of 512 rows than twice the multiprocessors) the stream kernel
+  run_info "parity auto on a large stencil: sliced over row patterns" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 72 -ctype csrkcuda
+  run_info "parity auto on a small stencil: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
+  # unstructured rows of nearly equal length without row patterns: in a large block the sectors of x gathered by the
+  # sliced and vector kernels decide (in either numbering), in a small one the stream kernel takes them
+  run_info "parity auto on unstructured rows: gathers counted" "Gathers of x: " "$build/tests/parity" -problem fem3d -n 72 -ctype csrkcuda
+  run_info "parity auto on unstructured rows, renumbered: gathers counted" "Gathers of x: " "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
+  run_info "parity auto on unstructured rows, small block: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
+  # rows of very different lengths (power-law, cv above CSRK_MERGE_MIN_CV): the merge kernel
+  run_info "parity auto on power-law rows: merge" "set up on the device: kernel merge" "$build/tests/parity" -problem powerlaw -n 5000 -ctype csrkcuda
   run_info "parity sliced, too many patterns (random)" "do not fit the dictionary" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run_info "parity sliced, too many patterns (scrambled 27-point)" "do not fit the dictionary" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
   run "parity sliced, rectangular" 1 "$build/tests/parity" -problem randrect -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel sliced
@@ -144,7 +150,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   pb="-problem elasticity3d -n 12 -permute 1 -permute_bs 3"
   run_info "parity block, auto on elasticity3d renumbered by vertex" "set up on the device: kernel block" "$build/tests/parity" $pb -ctype csrkcuda
   run_info "parity block, auto on femelast3d" "set up on the device: kernel block" "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda
-  run_info "parity block, auto takes the row patterns, not nodes, on elasticity3d in natural order" "Sliced kernel over row patterns" "$build/tests/parity" -problem elasticity3d -n 14 -ctype csrkcuda
+  run_info "parity block, auto not on elasticity3d in natural order (row patterns; a small block: stream)" "set up on the device: kernel stream" "$build/tests/parity" -problem elasticity3d -n 14 -ctype csrkcuda
   run_info "parity block, auto not on a renumbered stencil (no nodes)" "Block kernel not taken" "$build/tests/parity" -problem lap3d27 -n 24 -permute 1 -ctype csrkcuda
   run_info "parity block, 16-bit offsets" "16-bit offsets from each node's base" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block
   run_info "parity block, 32-bit columns" "as 32-bit columns" "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel block -mat_csrk_compress_indices 0
@@ -172,7 +178,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   for kern in sliced stream merge vector block; do
     run "state csrkcuda $kern" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel $kern
   done
-  run "state csrkcuda auto on irregular rows (merge timed against vector)" 1 "$build/tests/state" -ctype csrkcuda -problem powerlaw -n 3000
+  run "state csrkcuda auto on irregular rows (merge)" 1 "$build/tests/state" -ctype csrkcuda -problem powerlaw -n 3000
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
   run "apiparity csrkcuda" 1 "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
@@ -236,13 +242,14 @@ case " $phases " in *" sanitize "*)
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
-    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and auto's
-    # timed choice between the sliced and stream kernels, on regular rows without and with row patterns (auto-timed,
-    # auto-patterns), and the one between the merge and vector kernels, on irregular rows (auto-irregular)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-timed auto-patterns auto-irregular}; do
+    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and the auto
+    # rule's set-up: the count of x's gathers on unstructured rows of a block that fills the device (auto-gathers,
+    # 287 k rows), the row patterns of a small stencil then left to the stream kernel (auto-patterns), irregular rows
+    # (auto-irregular)
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-gathers auto-patterns auto-irregular}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] || [ "$kern" = auto-patterns ] && prob="-problem lap3d27 -n 14"
-      [ "$kern" = auto-timed ] && prob="-problem fem3d -n 20"
+      [ "$kern" = auto-gathers ] && prob="-problem fem3d -n 66"
       [ "$kern" = auto-irregular ] && prob="-problem powerlaw -n 3000"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
       if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then

@@ -71,13 +71,22 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, Pe
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
 
+/* The auto rule's constants (docs/tuning.md): rows a multiprocessor from which a block fills the device (the sliced
+   kernel's units of 512 rows, several a multiprocessor; below, the stream kernel's units of 32-64 rows take regular
+   rows), and the coefficient of variation of the row lengths above which the merge kernel takes the rows */
+  #define CSRK_GPU_MIN_ROWS_PER_SM 2048
+  #define CSRK_MERGE_MIN_CV        1.0
+
 /* What the plan's choice reads besides the row statistics kept in the device copy (mean, var, maxlen, nonzerorows) */
 typedef struct {
-  PetscBool  forced; /* the kernel was asked for (-mat_csrk_cuda_kernel), else the auto rule chooses */
-  PetscReal  cv;     /* coefficient of variation of the row lengths */
-  PetscInt64 pnnz;   /* entries of the sliced storage, padded to each super-row's longest row */
-  PetscBool  sliced; /* the sliced kernel's rule holds: forced, or regular rows within its padding bound */
-  PetscInt   maxu;   /* most nonzeros of a launch unit of the row grouping; -1 until CSRKPlanFits() counts them */
+  PetscBool  forced;     /* the kernel was asked for (-mat_csrk_cuda_kernel), else the auto rule chooses */
+  PetscReal  cv;         /* coefficient of variation of the row lengths */
+  PetscInt64 pnnz;       /* entries of the sliced storage, padded to each super-row's longest row */
+  PetscBool  fill;       /* at least CSRK_GPU_MIN_ROWS_PER_SM rows for each multiprocessor of the device */
+  PetscBool  sliced;     /* the sliced kernel's row-length rule holds: forced, or regular rows within its padding bound */
+  PetscBool  slicedtake; /* the sliced kernel's whole rule holds (CSRKSlicedPrepare) */
+  PetscInt   npat;       /* distinct rows of the row patterns found (0: none or not looked for) */
+  PetscInt   maxu;       /* most nonzeros of a launch unit of the row grouping; -1 until CSRKPlanFits() counts them */
 } CSRKPlanStats;
 
 /* One variant of the plan table (csrkcudaplan.cu), each in its own file: its set-up on the device, which under auto
@@ -86,8 +95,7 @@ typedef struct {
    where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); the scaling of values of its
    own (NULL: it reads the CSR values); a phrase for the view; and the device arrays of its layout, as offsets in it
    (0 ends the list after the first), which CSRKLayoutFree() frees with it (a candidate that its rule declines frees
-   what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*); and the entry timed
-   against it at set-up under auto, where both rules hold and no statistic of the rows tells them apart */
+   what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*) */
   #define CSRK_CSR_ROWPTR 1u
   #define CSRK_CSR_COLIDX 2u
   #define CSRK_CSR_VAL    4u
@@ -95,7 +103,6 @@ typedef struct {
 typedef struct _n_CSRKVariant {
   MatCSRKCUDAKernel kernel;
   unsigned          csr;
-  const struct _n_CSRKVariant *rival;
   PetscErrorCode (*setup)(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
   PetscErrorCode (*refresh)(CSRKDevice *, const PetscScalar *, cudaStream_t);
   PetscErrorCode (*mult)(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
@@ -107,6 +114,8 @@ typedef struct _n_CSRKVariant {
 PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantStream, CSRKVariantVector;
 PETSC_INTERN PetscErrorCode CSRKLayoutFree(const CSRKVariant *, CSRKDevice *);
 PETSC_INTERN PetscErrorCode CSRKPlanFits(CSRKDevice *, CSRKPlanStats *, PetscBool *, cudaStream_t);
+PETSC_INTERN void           CSRKPlanSizes(CSRKDevice *, MatCSRKCUDAKernel, const MatCSRKOptions *);
+PETSC_INTERN PetscInt       CSRKVectorWidth(PetscReal);
 /* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
 PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
 /* the row kernels' set-up that the stored transpose shares, the launch grouping, and the diagonal of CSR arrays

@@ -99,7 +99,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   CSRKBlock      *b;
 
   PetscFunctionBegin;
-  if (!st->forced && (d->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && (st->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKBlockFindNodes(d, stream));
   b       = (CSRKBlock *)d->data;
   offsets = (PetscBool)(opt->feature[MAT_CSRK_COMPRESS_INDICES] && b->span < 65536);
@@ -175,4 +175,4 @@ static void CSRKBlockView(const CSRKDevice *d, char *buf, size_t len)
   snprintf(buf, len, "%" PetscInt_FMT " nodes of up to %d rows with one column list (%" PetscInt_FMT " rows in nodes of two or more), a column index per node entry as %s, %" PetscInt_FMT " lanes per node", b->nnodes, CSRK_BLOCK_NODE_MAX, b->noderows, b->off ? "16-bit offsets" : "32-bit columns", d->width);
 }
 
-const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRK_CSR_VAL, NULL, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, {offsetof(CSRKBlock, nodeptr), offsetof(CSRKBlock, colptr), offsetof(CSRKBlock, valptr), offsetof(CSRKBlock, base), offsetof(CSRKBlock, col), offsetof(CSRKBlock, off)}};
+const CSRKVariant CSRKVariantBlock = {MAT_CSRK_CUDA_KERNEL_BLOCK, CSRK_CSR_VAL, CSRKBlockSetUp, NULL, CSRKBlockMult, CSRKBlockDiagonal, NULL, CSRKBlockView, {offsetof(CSRKBlock, nodeptr), offsetof(CSRKBlock, colptr), offsetof(CSRKBlock, valptr), offsetof(CSRKBlock, base), offsetof(CSRKBlock, col), offsetof(CSRKBlock, off)}};

@@ -47,4 +47,22 @@ __device__ __forceinline__ PetscScalar CSRKStreamedProduct(const PetscScalar *__
   return CSRKLoadStreamed(val + q) * x[__ldcs(col + q)];
 }
 
+/* Lane t's share of the entries [q0, q1) of one row (or chunk) taken by W lanes: entries t, t + W, t + 2W, ... summed
+   into two accumulators, the even steps and the odd steps, so that each lane has two loads of A and two gathers of x
+   in flight at once; the two are added in a fixed order (bitwise the same run to run) */
+template <int W>
+__device__ __forceinline__ PetscScalar CSRKRowLanePart(const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ col, const PetscScalar *__restrict__ x, CSRKIdx q0, CSRKIdx q1, unsigned t)
+{
+  PetscScalar s0 = 0.0, s1 = 0.0;
+  CSRKIdx     q = q0 + (CSRKIdx)t;
+  for (; q + W < q1; q += 2 * W) {
+    const PetscScalar a0 = CSRKLoadStreamed(val + q), a1 = CSRKLoadStreamed(val + q + W);
+    const CSRKIdx     c0 = __ldcs(col + q), c1 = __ldcs(col + q + W);
+    s0 += a0 * x[c0];
+    s1 += a1 * x[c1];
+  }
+  if (q < q1) s0 += CSRKStreamedProduct(val, col, x, q);
+  return s0 + s1;
+}
+
 #endif

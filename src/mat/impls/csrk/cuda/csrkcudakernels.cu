@@ -13,6 +13,8 @@
 #define CSRK_LONG_BLOCK                256
 #define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
 #define CSRK_STREAM_BATCH              4
+#define CSRK_VECTOR_THREADS            128 /* threads a block of the vector and scalar kernels */
+#define CSRK_VECTOR_UNIT               16  /* rows a block of the vector and scalar kernels under auto */
 
 /* what the row kernels keep beside the launch grouping (d->data): the rows longer than longlen, cut into chunks
    [longrowchunk[i], longrowchunk[i + 1]) of long row i, chunk c over entries [longchunkq[2c], longchunkq[2c + 1]) with
@@ -27,23 +29,21 @@ typedef struct {
   PetscInt     nc, cnunits, cwidth;
 } CSRKRows;
 
-/* GPUSpMV-3: thread per row */
+/* GPUSpMV-3: thread per row (two accumulators, CSRKRowLanePart) */
 __global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   const CSRKIdx u = blockIdx.x;
   for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
     for (CSRKIdx r = srptr[s] + threadIdx.x; r < srptr[s + 1]; r += blockDim.x) {
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
-      PetscScalar   sum = 0.0;
       if (q1 - q0 > longlen) continue;
-      for (CSRKIdx q = q0; q < q1; q++) sum += CSRKStreamedProduct(val, colidx, x, q);
-      CSRKStore(r, perm, z, y, sum);
+      CSRKStore(r, perm, z, y, CSRKRowLanePart<1>(val, colidx, x, q0, q1, 0));
     }
   }
 }
 
-/* GPUSpMV-3.5: a sub-warp of W lanes per row. The shuffles only involve the W lanes of one row, which all take
-   the same path through the loops, so the partial mask is exact on Volta and later. */
+/* GPUSpMV-3.5: a sub-warp of W lanes per row, two accumulators a lane (CSRKRowLanePart). The shuffles only involve
+   the W lanes of one row, which all reach them, so the partial mask is exact on Volta and later. */
 template <int W>
 __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
@@ -53,9 +53,8 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
   for (CSRKIdx s = unitptr[u] + threadIdx.z; s < unitptr[u + 1]; s += blockDim.z) {
     for (CSRKIdx r = srptr[s] + threadIdx.y; r < srptr[s + 1]; r += blockDim.y) {
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
-      PetscScalar   sum = 0.0;
       if (q1 - q0 > longlen) continue; /* the same for the W lanes of the row */
-      for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += W) sum += CSRKStreamedProduct(val, colidx, x, q);
+      PetscScalar sum = CSRKRowLanePart<W>(val, colidx, x, q0, q1, threadIdx.x);
 #pragma unroll
       for (int d = W / 2; d > 0; d >>= 1) sum += CSRKShfl<false>(mask, sum, d, W);
       if (threadIdx.x == 0) CSRKStore(r, perm, z, y, sum);
@@ -104,8 +103,7 @@ __global__ void CSRKLongChunkKernel(const CSRKIdx *__restrict__ chunkq, const CS
 {
   __shared__ PetscScalar warpsum[CSRK_LONG_BLOCK / 32];
   const CSRKIdx          q0 = chunkq[2 * blockIdx.x], q1 = chunkq[2 * blockIdx.x + 1];
-  PetscScalar            sum = 0.0;
-  for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += blockDim.x) sum += CSRKStreamedProduct(val, colidx, x, q);
+  PetscScalar            sum = CSRKRowLanePart<CSRK_LONG_BLOCK>(val, colidx, x, q0, q1, threadIdx.x);
   for (int d = 16; d > 0; d >>= 1) sum += CSRKShfl<false>(0xffffffffu, sum, d, 32);
   if ((threadIdx.x & 31) == 0) warpsum[threadIdx.x >> 5] = sum;
   __syncthreads();
@@ -284,15 +282,16 @@ static PetscErrorCode CSRKBuildCompressed(const CSRKDevice *d, CSRKRows *rw, siz
     PetscCallCUDA(cudaMemcpyAsync(rw->crowptr + rw->nc, &nnz, sizeof(CSRKIdx), cudaMemcpyHostToDevice, stream));
     PetscCallCUDA(cudaStreamSynchronize(stream)); /* nnz lives on the host stack */
   }
-  rw->cwidth = rw->nc ? ((PetscReal)d->nnz / rw->nc <= 8 ? 1 : (PetscReal)d->nnz / rw->nc <= 16 ? 4 : (PetscReal)d->nnz / rw->nc <= 32 ? 8 : (PetscReal)d->nnz / rw->nc <= 64 ? 16 : 32) : 1;
+  rw->cwidth = rw->nc ? CSRKVectorWidth((PetscReal)d->nnz / rw->nc) : 1;
   PetscCall(CSRKBuildGroups(rw->nc, CSRK_COMPRESSED_ROWS_PER_BLOCK, 1, &rw->csrptr, &rw->cunitptr, &nsr, &rw->cnunits, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* lanes per row of the vector kernel for a mean row length (a thread per row up to 8 entries) */
-static inline PetscInt CSRKWidthForMean(PetscReal mean)
+/* lanes per row of the vector kernel for a mean row length (a thread per row up to 8 entries): with two accumulators
+   a lane, 8 lanes take rows of up to 16 entries in one step of loads and up to 32 in two (unstructured P1 and P2 rows) */
+PetscInt CSRKVectorWidth(PetscReal mean)
 {
-  return mean <= 8 ? 1 : mean <= 16 ? 4 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
+  return mean <= 8 ? 1 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
 }
 
 /* CSRKRowsBuild - the row kernels' data of d (d->data): the grouping of d's sizes, the rows longer than longlen and,
@@ -318,16 +317,24 @@ static inline PetscBool CSRKRowsCompressed(const CSRKDevice *d)
   return (PetscBool)(d->m >= 1024 && 2 * d->nonzerorows <= d->m);
 }
 
-/* Under auto the stream kernel takes rows longer than 8 on average or irregular rows, and is timed against the sliced
-   kernel, where a unit's nonzeros fit in shared memory (up to CSRK_STREAM_SMEM_MAX, more than the default 48 KB) */
+/* Under auto the stream kernel takes short rows (8 or fewer on average) that are irregular or that the sliced kernel
+   declined, and regular rows of blocks too small to fill the device (st->fill false), where a unit's nonzeros fit in
+   shared memory (up to CSRK_STREAM_SMEM_MAX, more than the default 48 KB); on regular rows with the sizes it takes
+   when forced (32 rows a unit for rows of 9-32 entries), which the rows of irregular blocks do not */
 static PetscErrorCode CSRKStreamSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   PetscBool fits;
 
   PetscFunctionBegin;
+  if (!st->forced && st->sliced) {
+    CSRKPlanSizes(d, MAT_CSRK_CUDA_KERNEL_STREAM, opt);
+    st->maxu = -1;
+  }
   PetscCall(CSRKPlanFits(d, st, &fits, stream));
-  /* st->sliced: the sliced kernel's rule holds, so the stream kernel is set up as its rival */
-  if (!st->forced && !((d->mean > 8 || st->cv > CSRK_GPU_SLICED_MAX_CV || st->sliced) && fits)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && !(fits && (d->mean <= 8 ? st->cv > CSRK_GPU_SLICED_MAX_CV || st->sliced : st->sliced && !st->fill))) {
+    if (st->sliced) CSRKPlanSizes(d, opt->cuda_kernel, opt); /* the auto sizes back, for the vector entry */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCallCUDA(cudaFuncSetAttribute(CSRKStreamKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CSRK_STREAM_SMEM_MAX));
   PetscCheck(fits, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "The stream kernel needs the nonzeros of a super-super-row (%" PetscInt_FMT ") in shared memory: use smaller sizes (-mat_csrk_sr_size, -mat_csrk_ssr_size)", st->maxu);
   d->kernel = MAT_CSRK_CUDA_KERNEL_STREAM;
@@ -339,37 +346,32 @@ static PetscErrorCode CSRKStreamSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
 }
 
 /* The vector entry takes what no other variant took under auto, and runs the scalar kernel too (a lane per row, for
-   short rows or forced): lanes per row from the mean row length, at least 2 when the vector kernel is forced */
+   short rows or forced): lanes per row from the mean row length, at least 2 when the vector kernel is forced. A block
+   has CSRK_VECTOR_THREADS threads, a sub-warp a row (x: lanes, or rows for the scalar kernel; y: rows of a super-row,
+   or super-rows; z: super-rows), and strides over its unit; under auto (no sizes given) a unit is CSRK_VECTOR_UNIT
+   rows or the rows in flight if more, in super-rows of 8 */
 static PetscErrorCode CSRKVectorSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
+  PetscInt rows;
+
   PetscFunctionBegin;
-  d->width = CSRKWidthForMean(d->mean);
+  d->width = CSRKVectorWidth(d->mean);
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_VECTOR) d->width = PetscMax(2, d->width);
   if (opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR) d->width = 1;
   d->kernel = d->width == 1 ? MAT_CSRK_CUDA_KERNEL_SCALAR : MAT_CSRK_CUDA_KERNEL_VECTOR;
-  /* threads per block: the paper's shapes (x = rows or lanes, y = rows or super-rows, z = super-rows), which the
-     loops stride over when the groups are larger */
-  if (d->width == 1) d->bx = 8, d->by = 12, d->bz = 1;
-  else {
-    d->bx = (unsigned)d->width;
-    d->by = 8;
-    d->bz = d->width == 4 ? 12 : d->width == 8 ? 8 : d->width == 16 ? 4 : (unsigned)(512 / (d->width * 8));
+  rows      = CSRK_VECTOR_THREADS / d->width; /* rows in flight */
+  if (!st->forced && opt->sr_size <= 0 && opt->ssr_size <= 0) {
+    d->sr  = opt->k < 3 ? PetscMax(rows, CSRK_VECTOR_UNIT) : 8;
+    d->ssr = opt->k < 3 ? 1 : PetscMax(rows, CSRK_VECTOR_UNIT) / 8;
   }
-  if (opt->k < 3) {
-    /* one super-row per block: all threads along the rows */
-    if (d->width == 1) d->bx *= 12, d->by = 1;
-    else d->by *= d->bz;
-    d->bz = 1;
-  }
-  /* no more rows and super-rows of threads than a unit has: the loops stride over larger units, but the threads
-     beyond a smaller one would idle while holding the block's share of the SM (a unit of 2 super-rows in a block
-     shaped for 8 ran a quarter of the block) */
   if (d->width == 1) {
-    d->bx = (unsigned)PetscMin((PetscInt)d->bx, d->sr);
-    d->by = (unsigned)PetscMin((PetscInt)d->by, d->ssr);
+    d->bx = (unsigned)PetscMin(d->sr, rows);
+    d->by = (unsigned)PetscMin(d->ssr, rows / (PetscInt)d->bx);
+    d->bz = 1;
   } else {
-    d->by = (unsigned)PetscMin((PetscInt)d->by, d->sr);
-    d->bz = (unsigned)PetscMin((PetscInt)d->bz, d->ssr);
+    d->bx = (unsigned)d->width;
+    d->by = (unsigned)PetscMin(d->sr, rows);
+    d->bz = (unsigned)PetscMin(d->ssr, PetscMax(1, rows / (PetscInt)d->by));
   }
   PetscCall(CSRKRowsBuild(d, CSRKLongRowLength(d->mean, d->maxlen), CSRKRowsCompressed(d), 0, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -417,5 +419,5 @@ static void CSRKRowsView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, rw->nlong, rw->crows ? rw->nc : d->m, d->m);
 }
 
-const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, NULL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
-const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, NULL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};

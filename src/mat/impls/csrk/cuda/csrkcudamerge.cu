@@ -22,7 +22,10 @@ typedef struct {
 } CSRKMerge;
 
 /* The tile coordinates of the merge kernel for the pattern of d (rowptr on the device) and its carry arrays; under
-   auto for irregular rows, as long as rows + nonzeros fit the 32-bit path coordinates */
+   auto for rows of very different lengths (cv above CSRK_MERGE_MIN_CV: power-law rows, where its even tiles keep a
+   long row from serialising a sub-warp), not short rows whose units fit the stream kernel, as long as rows + nonzeros
+   fit the 32-bit path coordinates; rows of a few kinds within a few multiples of the mean (finite elements of order
+   2) go to the vector kernel */
 static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt64 steps = (PetscInt64)d->m + d->nnz, tilesize = CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS;
@@ -30,8 +33,8 @@ static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   CSRKMerge       *mg;
 
   PetscFunctionBegin;
-  if (!st->forced && st->cv > CSRK_GPU_SLICED_MAX_CV && d->mean <= 8) PetscCall(CSRKPlanFits(d, st, &fits, stream));
-  if (!st->forced && !(st->cv > CSRK_GPU_SLICED_MAX_CV && !(fits && d->mean <= 8) && 2 * d->nonzerorows > d->m && (PetscInt64)d->m + d->nnz <= CSRK_IDX_MAX / 2)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && st->cv > CSRK_MERGE_MIN_CV && d->mean <= 8) PetscCall(CSRKPlanFits(d, st, &fits, stream));
+  if (!st->forced && !(st->cv > CSRK_MERGE_MIN_CV && !(fits && d->mean <= 8) && 2 * d->nonzerorows > d->m && (PetscInt64)d->m + d->nnz <= CSRK_IDX_MAX / 2)) PetscFunctionReturn(PETSC_SUCCESS);
   d->kernel = MAT_CSRK_CUDA_KERNEL_MERGE;
   d->width  = 0;
   PetscCheck(steps <= CSRK_IDX_MAX - tilesize, PETSC_COMM_SELF, PETSC_ERR_SUP, "The merge kernel needs rows + nonzeros (%" PetscInt64_FMT ") within 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", steps);
@@ -78,4 +81,4 @@ static void CSRKMergeView(const CSRKDevice *d, char *buf, size_t len)
   snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " tiles of %d rows and nonzeros%s", mg->ntiles, CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS, mg->pdl ? ", fix-up as a programmatic dependent launch" : "");
 }
 
-const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRK_CSR_ALL, &CSRKVariantVector, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, {offsetof(CSRKMerge, tile), offsetof(CSRKMerge, carryrow), offsetof(CSRKMerge, carryval)}};
+const CSRKVariant CSRKVariantMerge = {MAT_CSRK_CUDA_KERNEL_MERGE, CSRK_CSR_ALL, CSRKMergeSetUp, NULL, CSRKMergeMult, CSRKDiagonalCSR, NULL, CSRKMergeView, {offsetof(CSRKMerge, tile), offsetof(CSRKMerge, carryrow), offsetof(CSRKMerge, carryval)}};

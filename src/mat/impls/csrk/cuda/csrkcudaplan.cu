@@ -10,12 +10,14 @@
 #include "csrkcudautil.cuh"
 
 #define CSRK_TRANSPOSE_ROWS_PER_BLOCK 32
-#define CSRK_PLAN_TIMINGS             5 /* products of each candidate a timed choice takes the best of */
 
-/* The variants in the order the auto rule tries them (the rule of docs/tuning.md, constant-time in the row
-   statistics): the block kernel where the rows have no row patterns but nodes, the sliced kernel for rows of nearly
-   equal length, then for irregular rows the merge kernel and the stream kernel, and the vector kernel (a thread per
-   row, the scalar kernel, for short rows) where nothing else applies. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar: the vector entry's). */
+/* The variants in the order the auto rule tries them (the rule of docs/tuning.md, from the row statistics, the
+   numbering's gathers of x and the rows a multiprocessor of the device, never from a timing): the block kernel where
+   the rows have no row patterns but nodes, the sliced kernel for rows of nearly equal length in a block that fills the
+   device, the merge kernel for rows of very different lengths, the stream kernel for short irregular rows and small
+   blocks of regular rows, and the vector kernel (a thread per row, the scalar kernel, for short rows) where nothing
+   else applies: unstructured rows. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar:
+   the vector entry's). */
 static const CSRKVariant *const CSRKPlanTable[] = {&CSRKVariantBlock, &CSRKVariantSliced, &CSRKVariantMerge, &CSRKVariantStream, &CSRKVariantVector};
 
 /* row-length statistics of a row pointer, accumulated with integer atomics (exact, so the choice is reproducible);
@@ -190,48 +192,12 @@ PetscErrorCode CSRKPlanFits(CSRKDevice *d, CSRKPlanStats *st, PetscBool *fits, c
 }
 
 /* the row grouping of the GPU size rule (tuning.c) for the kernel asked (auto: for irregular rows) */
-static void CSRKPlanSizes(CSRKDevice *d, MatCSRKCUDAKernel kernel, const MatCSRKOptions *opt)
+void CSRKPlanSizes(CSRKDevice *d, MatCSRKCUDAKernel kernel, const MatCSRKOptions *opt)
 {
   MatCSRKGPUSizes(kernel, PETSC_FALSE, d->mean, &d->sr, &d->ssr);
   if (opt->sr_size > 0) d->sr = opt->sr_size;
   if (opt->ssr_size > 0) d->ssr = opt->ssr_size;
   if (opt->k < 3) d->ssr = 1;
-}
-
-/* the best of CSRK_PLAN_TIMINGS products of each of the n layouts dv[] (x zeros: the same traffic as any x),
-   interleaved so that a change of clocks meets them alike */
-static PetscErrorCode CSRKPlanTime(PetscInt n, CSRKDevice *const dv[], PetscReal t[], cudaStream_t stream)
-{
-  PetscScalar *x, *y;
-  cudaEvent_t  e[2];
-
-  PetscFunctionBegin;
-  PetscCall(CSRKScratch(&x, dv[0]->n, stream));
-  PetscCall(CSRKScratch(&y, dv[0]->m, stream));
-  PetscCallCUDA(cudaMemsetAsync(x, 0, sizeof(PetscScalar) * (size_t)PetscMax(dv[0]->n, 1), stream));
-  PetscCallCUDA(cudaEventCreate(&e[0]));
-  PetscCallCUDA(cudaEventCreate(&e[1]));
-  for (PetscInt i = 0; i < n; i++) {
-    t[i] = PETSC_MAX_REAL;
-    PetscCall((*dv[i]->plan->mult)(dv[i], x, NULL, y, stream)); /* first touch of its layout */
-  }
-  for (int k = 0; k < CSRK_PLAN_TIMINGS; k++) {
-    for (PetscInt i = 0; i < n; i++) {
-      float ms;
-
-      PetscCallCUDA(cudaEventRecord(e[0], stream));
-      PetscCall((*dv[i]->plan->mult)(dv[i], x, NULL, y, stream));
-      PetscCallCUDA(cudaEventRecord(e[1], stream));
-      PetscCallCUDA(cudaEventSynchronize(e[1]));
-      PetscCallCUDA(cudaEventElapsedTime(&ms, e[0], e[1]));
-      t[i] = PetscMin(t[i], 1e-3 * ms);
-    }
-  }
-  PetscCallCUDA(cudaEventDestroy(e[0]));
-  PetscCallCUDA(cudaEventDestroy(e[1]));
-  CSRKScratchFree(x, stream);
-  CSRKScratchFree(y, stream);
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* frees the layout of variant v in d, its device arrays and d->data (a rejected candidate, or the device copy's end) */
@@ -243,65 +209,18 @@ PetscErrorCode CSRKLayoutFree(const CSRKVariant *v, CSRKDevice *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the layout of d, without the CSR arrays it shares with others */
-static PetscErrorCode CSRKPlanDrop(CSRKDevice *d)
-{
-  PetscFunctionBegin;
-  if (d->data) PetscCall(CSRKLayoutFree(d->plan, d));
-  CSRKCudaFree(d->unitptr);
-  CSRKCudaFree(d->srptr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The rival of the chosen entry (its own layout beside d's, over the same CSR arrays and from the same row grouping
-   base) set up under its rule and timed against d: the faster stays in d. The sliced kernel and the stream kernel
-   gather x by 32 rows at a step and along the rows: which is faster depends on how the numbering places the columns
-   of neighbouring rows, which no statistic of the row lengths tells, and on the size (the sliced kernel's units of
-   512 rows leave the SMs idle on a small block; docs/tuning.md). The merge kernel's even tiles win on rows of very
-   different lengths, the vector kernel's lanes a row where the lengths vary but within a few multiples of the mean
-   (finite elements of order 2), which the variance alone does not tell */
-static PetscErrorCode CSRKPlanRival(Mat A, CSRKDevice *d, const CSRKDevice *base, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, size_t b0, cudaStream_t stream)
-{
-  CSRKDevice *r, *dv[2];
-  size_t      rbytes = 0;
-  PetscReal   t[2];
-
-  PetscFunctionBegin;
-  PetscCall(PetscNew(&r));
-  *r      = *base;
-  r->plan = d->plan->rival;
-  CSRKPlanSizes(r, r->plan->kernel, opt); /* the rival's sizes for these rows, which the auto sizes are not */
-  st->maxu = -1;
-  PetscCall((*r->plan->setup)(A, r, opt, st, &rbytes, stream));
-  if (r->kernel == MAT_CSRK_CUDA_KERNEL_AUTO) {
-    PetscCall(CSRKPlanDrop(r));
-    PetscCall(PetscFree(r));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  dv[0] = d;
-  dv[1] = r;
-  PetscCall(CSRKPlanTime(2, dv, t, stream));
-  PetscCall(PetscInfo(A, "Timed at set-up: %s kernel %g us, %s kernel %g us a product\n", MatCSRKCUDAKernels[d->kernel], 1e6 * t[0], MatCSRKCUDAKernels[r->kernel], 1e6 * t[1]));
-  if (t[1] < t[0]) {
-    PetscCall(CSRKPlanDrop(d));
-    *d     = *r;
-    *bytes = b0 + rbytes;
-  } else PetscCall(CSRKPlanDrop(r));
-  PetscCall(PetscFree(r));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The plan of d: the row statistics, the row grouping of the GPU size rule (tuning.c; the sliced and block kernels
-   set their own), then the forced kernel's entry set up, or the first entry whose rule holds (timed against its rival
-   where it has one); last, the CSR arrays the plan does not read are freed */
+/* The plan of d: the row statistics, whether the block fills the device (rows a multiprocessor), the row grouping of
+   the GPU size rule (tuning.c; the sliced, block and vector kernels set their own), then the forced kernel's entry set
+   up, or the first entry whose rule holds; last, the CSR arrays the plan does not read are freed */
 static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, const CSRKRowStats *rs, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR ? MAT_CSRK_CUDA_KERNEL_VECTOR : opt->cuda_kernel;
   CSRKPlanStats           st;
-  CSRKDevice              base;
-  size_t                  b0;
+  int                     dev, sms;
 
   PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   d->mean        = d->m ? (PetscReal)d->nnz / d->m : 0;
   d->var         = d->m ? PetscMax(0.0, (PetscReal)rs->sumsq / d->m - d->mean * d->mean) : 0;
   d->maxlen      = rs->maxlen;
@@ -310,9 +229,10 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   st.cv          = d->mean > 0 ? PetscSqrtReal(d->var) / d->mean : 0;
   st.pnnz        = (PetscInt64)rs->pnnz;
   st.maxu        = -1;
+  st.fill        = (PetscBool)(d->m >= (PetscInt64)CSRK_GPU_MIN_ROWS_PER_SM * sms);
+  st.sliced = st.slicedtake = PETSC_FALSE;
+  st.npat                   = 0;
   CSRKPlanSizes(d, opt->cuda_kernel, opt);
-  base = *d; /* what a rival starts from: no row patterns, which only the sliced kernel reads */
-  b0   = *bytes;
   PetscCall(CSRKSlicedPrepare(A, d, opt, &st, bytes, stream));
   for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable) && !d->plan; i++) {
     if (st.forced && CSRKPlanTable[i]->kernel != kern) continue;
@@ -320,7 +240,7 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
     if (d->kernel != MAT_CSRK_CUDA_KERNEL_AUTO) d->plan = CSRKPlanTable[i];
   }
   PetscCheck(d->plan, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No GPU kernel set up");
-  if (!st.forced && d->plan->rival) PetscCall(CSRKPlanRival(A, d, &base, opt, &st, bytes, b0, stream));
+  PetscCall(PetscInfo(A, "GPU plan: %s rows (cv %g), %g rows a multiprocessor of %d, %s\n", st.forced ? "kernel forced on" : "auto rule on", (double)st.cv, (double)d->m / sms, sms, st.npat ? "row patterns" : "no row patterns"));
   if (!(d->plan->csr & CSRK_CSR_ROWPTR)) {
     CSRKCudaFree(d->rowptr);
     *bytes -= sizeof(CSRKIdx) * ((size_t)d->m + 1);

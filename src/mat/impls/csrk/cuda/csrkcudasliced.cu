@@ -218,6 +218,43 @@ __global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__
   }
 }
 
+/* the distinct sectors of x (32 bytes) that one warp-wide gather touches, counted by lane 0 (lanes not active pass
+   keys of their own, which no column gives) */
+__device__ __forceinline__ unsigned CSRKWarpSectors(bool active, CSRKIdx c, unsigned lane)
+{
+  const long long key  = active ? (long long)(c / (CSRKIdx)(32 / sizeof(PetscScalar))) : -1 - (long long)lane;
+  const unsigned  same = __match_any_sync(0xffffffffu, key);
+  return __popc(__ballot_sync(0xffffffffu, active && lane == (unsigned)(__ffs(same) - 1)));
+}
+
+/* The gathers of x of the sliced kernel (a warp loads entry j of 32 consecutive rows) and of the vector kernel (a
+   warp loads entries t, t + w, ... of 32 / w consecutive rows, t < w) over the same rows: sectors of x each warp load
+   touches, summed into cnt[0] and cnt[1] with integer atomics (exact, the same every run). A warp per 32 rows. */
+__global__ void CSRKGatherSectorsKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int w, CSRKULL *cnt)
+{
+  const unsigned   lane  = threadIdx.x & 31u;
+  const PetscInt64 nwarp = (PetscInt64)gridDim.x * (blockDim.x / 32);
+  CSRKULL          ns = 0, nr = 0;
+  for (PetscInt64 s = blockIdx.x * (PetscInt64)(blockDim.x / 32) + threadIdx.x / 32; s * CSRK_SLICED_SR < m; s += nwarp) {
+    PetscInt64 r   = s * CSRK_SLICED_SR + lane;
+    CSRKIdx    q0  = r < m ? rowptr[r] : 0, len = r < m ? rowptr[r + 1] - q0 : 0, top = len;
+    for (int o = 16; o > 0; o >>= 1) top = max(top, __shfl_xor_sync(0xffffffffu, top, o));
+    for (CSRKIdx j = 0; j < top; j++) ns += CSRKWarpSectors(j < len, j < len ? colidx[q0 + j] : 0, lane);
+    for (int g = 0; g < w; g++) {
+      r   = s * CSRK_SLICED_SR + g * (32 / w) + lane / w;
+      q0  = r < m ? rowptr[r] : 0;
+      len = r < m ? rowptr[r + 1] - q0 : 0;
+      top = len;
+      for (int o = 16; o > 0; o >>= 1) top = max(top, __shfl_xor_sync(0xffffffffu, top, o));
+      for (CSRKIdx j = (CSRKIdx)(lane % w); j - (CSRKIdx)(lane % w) < top; j += w) nr += CSRKWarpSectors(j < len, j < len ? colidx[q0 + j] : 0, lane);
+    }
+  }
+  if (!lane) {
+    atomicAdd(&cnt[0], ns);
+    atomicAdd(&cnt[1], nr);
+  }
+}
+
 /* Row patterns of d's rows (rowptr, colidx on the device) when they fit the dictionary: the sliced storage (d->data)
    begun with them, d->npat their number; nothing if not */
 static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cudaStream_t stream)
@@ -332,16 +369,49 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The sliced kernel's rule (forced, or under auto rows of nearly equal length whose padding stays within
-   CSRK_SLICED_MAX_PADDING), and then its row patterns: where the rows have them (stencils in natural order) the sliced
-   kernel over them beats the others, the block kernel included, which is why the plan looks for them first */
+/* Under auto, whether the sliced kernel's gathers of x touch no more sectors than the vector kernel's on these rows:
+   both stream the same bytes of A, so where the numbering places the columns of neighbouring rows apart (a mesh
+   numbered by refinement) the lanes along each row gather x in fewer pieces, and where it keeps them together (a
+   mesh numbered by a space-filling curve) the 32 rows of a slice do */
+static PetscErrorCode CSRKSlicedGathers(Mat A, CSRKDevice *d, PetscBool *fewer, cudaStream_t stream)
+{
+  const int w = (int)CSRKVectorWidth(d->mean);
+  CSRKULL  *dcnt, cnt[2] = {0, 0};
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScratch(&dcnt, 2, stream));
+  PetscCallCUDA(cudaMemsetAsync(dcnt, 0, 2 * sizeof(CSRKULL), stream));
+  CSRKGatherSectorsKernel<<<CSRKGrid(d->m / 8 + 1), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, w, dcnt);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKReadBack(cnt, dcnt, 2, stream));
+  CSRKScratchFree(dcnt, stream);
+  *fewer = (PetscBool)(cnt[0] <= cnt[1]);
+  PetscCall(PetscInfo(A, "Gathers of x: %g sectors a nonzero by 32-row slices, %g by %d lanes a row: %s\n", (double)cnt[0] / PetscMax(d->nnz, 1), (double)cnt[1] / PetscMax(d->nnz, 1), w, *fewer ? "sliced kernel" : "not the sliced kernel"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The sliced kernel's rule: forced, or under auto rows of nearly equal length whose padding stays within
+   CSRK_SLICED_MAX_PADDING (st->sliced, which the stream entry reads too) in a block large enough for the units of 512
+   rows to fill the device (st->fill), with row patterns (stencils, structured meshes in their own order, where it is
+   the fastest), or rows of 8 or fewer entries, or no more sectors of x gathered than the vector kernel
+   (CSRKSlicedGathers). The row patterns are looked for on every block of regular rows, as the block rule reads them */
 PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
-  const MatCSRKCUDAKernel kern = opt->cuda_kernel;
+  const MatCSRKCUDAKernel kern   = opt->cuda_kernel;
+  size_t                  pbytes = 0;
 
   PetscFunctionBegin;
   st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && st->cv <= CSRK_GPU_SLICED_MAX_CV && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz));
-  if (st->sliced && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, bytes, stream));
+  if (st->sliced && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
+  st->npat       = d->npat;
+  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill));
+  if (st->slicedtake && !st->forced && !d->npat && d->mean > 8) PetscCall(CSRKSlicedGathers(A, d, &st->slicedtake, stream));
+  if (st->slicedtake) *bytes += pbytes;
+  else if (d->data) {
+    /* row patterns of a block that another kernel takes */
+    PetscCall(CSRKLayoutFree(&CSRKVariantSliced, d));
+    d->npat = 0;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -352,7 +422,7 @@ static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   CSRKSliced *sl;
 
   PetscFunctionBegin;
-  if (!st->sliced) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->slicedtake) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(st->pnnz <= (PetscInt64)CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded storage of the sliced kernel has %" PetscInt64_FMT " entries, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", st->pnnz);
   if (!d->data) PetscCall(PetscNew(&sl)); /* no row patterns */
   else sl = (CSRKSliced *)d->data;
@@ -425,4 +495,4 @@ static void CSRKSlicedView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", sl->pnnz);
 }
 
-const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, &CSRKVariantStream, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, {offsetof(CSRKSliced, sliceptr), offsetof(CSRKSliced, sval), offsetof(CSRKSliced, scol), offsetof(CSRKSliced, rowpat), offsetof(CSRKSliced, patptr), offsetof(CSRKSliced, patoff)}};
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, {offsetof(CSRKSliced, sliceptr), offsetof(CSRKSliced, sval), offsetof(CSRKSliced, scol), offsetof(CSRKSliced, rowpat), offsetof(CSRKSliced, patptr), offsetof(CSRKSliced, patoff)}};

@@ -1,0 +1,561 @@
+/*
+   The CSR product on unstructured rows without PETSc (issue #47): the row kernel of MATCSRKCUDA's vector entry
+   (CSRKRowLanePart of src/mat/impls/csrk/cuda/csrkcudadevice.cuh: W lanes a row, two sums a lane, A streamed with
+   __ldcs) by lanes and block size, against cuSPARSE's CSR SpMV (ALG1, which aijcusparse runs, and ALG2), a sliced
+   kernel (32-row slices column by column, a thread per row), and diagnostics that isolate the gathers of x: the same
+   loop without x (A streamed alone), with x read at the row (no gather), with one sum a lane, with plain loads. Also the
+   sectors of x each warp load gathers (the statistic of the auto rule, csrkcudasliced.cu), counted on the host.
+
+     nvcc -O3 -std=c++17 -arch=sm_90 -o unstructured docs/experiments/unstructured.cu -lcusparse
+     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-only name] file.bin ... [-gen p1|p2 N [-write file]] ...
+       file.bin: PETSc binary matrices; -gen: P1 or P2 on the Kuhn tetrahedra of an N^3 grid (generated; -write only
+       writes it); -rand: each also in a random numbering, P A P^T
+
+   Every result is checked against a host sum (normwise, relative to sum |a_ij x_j|); the row kernels are run twice
+   and compared bitwise. Times: after 20 warm-up launches, -reps launches back to back in 5 rounds between two events,
+   the median of the rounds' means. The bound: the copy bandwidth (-bw, configure-hooks/copybw.cu) over 12 bytes a
+   nonzero + 20 a row.
+*/
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cstdint>
+#include <cmath>
+#include <vector>
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+typedef double  PetscScalar;
+typedef double  PetscReal;
+typedef int32_t PetscInt;
+typedef int32_t CSRKIdx;
+#include "../../src/mat/impls/csrk/cuda/csrkcudadevice.cuh"
+
+#define CK(x) \
+  do { \
+    cudaError_t e_ = (x); \
+    if (e_ != cudaSuccess) { \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      exit(1); \
+    } \
+  } while (0)
+#define CS(x) \
+  do { \
+    cusparseStatus_t s_ = (x); \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) { \
+      fprintf(stderr, "%s:%d cusparse %d\n", __FILE__, __LINE__, (int)s_); \
+      exit(1); \
+    } \
+  } while (0)
+
+struct Csr {
+  std::string         name;
+  int                 m = 0, n = 0;
+  std::vector<int>    ptr, col;
+  std::vector<double> val;
+};
+
+static uint32_t Be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* a PETSc binary matrix (MAT_FILE_CLASSID, rows, columns, nonzeros, row lengths, columns, values; big-endian) */
+static bool ReadPetscBinary(const char *file, Csr &A)
+{
+  FILE *f = fopen(file, "rb");
+  if (!f) return false;
+  unsigned char h[16];
+  if (fread(h, 1, 16, f) != 16 || Be32(h) != 1211216) {
+    fclose(f);
+    return false;
+  }
+  A.name = file;
+  A.m    = (int)Be32(h + 4);
+  A.n    = (int)Be32(h + 8);
+  const size_t           nz = Be32(h + 12);
+  std::vector<uint32_t>  buf(std::max<size_t>(nz, (size_t)A.m));
+  std::vector<uint64_t>  vb(nz);
+  A.ptr.assign(A.m + 1, 0);
+  A.col.resize(nz);
+  A.val.resize(nz);
+  bool ok = fread(buf.data(), 4, A.m, f) == (size_t)A.m;
+  for (int i = 0; ok && i < A.m; i++) A.ptr[i + 1] = A.ptr[i] + (int)Be32((unsigned char *)&buf[i]);
+  ok = ok && fread(buf.data(), 4, nz, f) == nz;
+  for (size_t q = 0; ok && q < nz; q++) A.col[q] = (int)Be32((unsigned char *)&buf[q]);
+  ok = ok && fread(vb.data(), 8, nz, f) == nz;
+  for (size_t q = 0; ok && q < nz; q++) {
+    const unsigned char *p = (unsigned char *)&vb[q];
+    uint64_t             u = 0;
+    for (int k = 0; k < 8; k++) u = u << 8 | p[k];
+    memcpy(&A.val[q], &u, 8);
+  }
+  fclose(f);
+  return ok && (size_t)A.ptr[A.m] == nz;
+}
+
+/* P A P^T for a random permutation (seeded), columns sorted in each row */
+static Csr Permute(const Csr &A, unsigned seed)
+{
+  Csr              B;
+  std::vector<int> p(A.m), ip(A.m);
+  std::iota(p.begin(), p.end(), 0);
+  std::mt19937 g(seed);
+  std::shuffle(p.begin(), p.end(), g); /* new row i is old row p[i] */
+  for (int i = 0; i < A.m; i++) ip[p[i]] = i;
+  B.name = A.name + " (random numbering)";
+  B.m = A.m, B.n = A.n;
+  B.ptr.assign(A.m + 1, 0);
+  for (int i = 0; i < A.m; i++) B.ptr[i + 1] = B.ptr[i] + A.ptr[p[i] + 1] - A.ptr[p[i]];
+  B.col.resize(A.col.size());
+  B.val.resize(A.val.size());
+  std::vector<std::pair<int, double>> row;
+  for (int i = 0; i < A.m; i++) {
+    row.clear();
+    for (int q = A.ptr[p[i]]; q < A.ptr[p[i] + 1]; q++) row.push_back({ip[A.col[q]], A.val[q]});
+    std::sort(row.begin(), row.end());
+    for (size_t k = 0; k < row.size(); k++) B.col[B.ptr[i] + k] = row[k].first, B.val[B.ptr[i] + k] = row[k].second;
+  }
+  return B;
+}
+
+/* a PETSc binary matrix file (for ksp ex10 after tutorials/permbin -fbin adds a right-hand side) */
+static bool WritePetscBinary(const char *file, const Csr &A)
+{
+  FILE *f = fopen(file, "wb");
+  if (!f) return false;
+  auto put = [&](uint32_t v) {
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8), (unsigned char)v};
+    fwrite(b, 1, 4, f);
+  };
+  put(1211216), put(A.m), put(A.n), put(A.ptr[A.m]);
+  for (int i = 0; i < A.m; i++) put(A.ptr[i + 1] - A.ptr[i]);
+  for (int c : A.col) put(c);
+  for (double v : A.val) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    unsigned char b[8];
+    for (int k = 0; k < 8; k++) b[k] = (unsigned char)(u >> (56 - 8 * k));
+    fwrite(b, 1, 8, f);
+  }
+  return fclose(f) == 0;
+}
+
+/* P1 (degree 1) or P2 (degree 2) on the Kuhn tetrahedra of an N^3-vertex grid (6 a cube, conforming): vertices
+   numbered by Morton key, P2's edge unknowns after them ordered by their two vertices (as DMPlex puts vertices before
+   edges); symmetric values, -w off the diagonal with w in (1e-3, 1], the diagonal their sum + 1 (positive definite) */
+static Csr GenTet(int N, int degree)
+{
+  Csr                    A;
+  const long long        nv = (long long)N * N * N;
+  std::vector<long long> key(nv);
+  std::vector<int>       num(nv);
+  auto morton = [](long long i, long long j, long long k) {
+    long long m = 0;
+    for (int b = 0; b < 21; b++) m |= ((i >> b) & 1) << (3 * b) | ((j >> b) & 1) << (3 * b + 1) | ((k >> b) & 1) << (3 * b + 2);
+    return m;
+  };
+  for (long long v = 0; v < nv; v++) key[v] = morton(v % N, v / N % N, v / N / N);
+  std::vector<long long> ord(nv);
+  std::iota(ord.begin(), ord.end(), 0);
+  std::sort(ord.begin(), ord.end(), [&](long long a, long long b) { return key[a] < key[b]; });
+  for (long long r = 0; r < nv; r++) num[ord[r]] = (int)r;
+  /* tetrahedra: the 6 paths from corner 000 to 111 of each cube */
+  const int           perm[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  std::vector<int>    tet;
+  for (int k = 0; k + 1 < N; k++)
+    for (int j = 0; j + 1 < N; j++)
+      for (int i = 0; i + 1 < N; i++)
+        for (auto &p : perm) {
+          int c[3] = {i, j, k};
+          tet.push_back(num[(long long)c[2] * N * N + c[1] * N + c[0]]);
+          for (int a = 0; a < 3; a++) {
+            c[p[a]]++;
+            tet.push_back(num[(long long)c[2] * N * N + c[1] * N + c[0]]);
+          }
+        }
+  const long long        nt = (long long)tet.size() / 4;
+  std::vector<long long> edges;
+  int                    nd = (int)nv, per = 4;
+  if (degree == 2) {
+    for (long long t = 0; t < nt; t++)
+      for (int a = 0; a < 4; a++)
+        for (int b = a + 1; b < 4; b++) edges.push_back((long long)std::min(tet[4 * t + a], tet[4 * t + b]) * nv + std::max(tet[4 * t + a], tet[4 * t + b]));
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    nd += (int)edges.size();
+    per = 10;
+  }
+  /* the unknowns of each tetrahedron, then each row's columns with repeats, sorted and made unique */
+  std::vector<int> dofs(per * nt);
+  for (long long t = 0; t < nt; t++) {
+    for (int a = 0; a < 4; a++) dofs[per * t + a] = tet[4 * t + a];
+    if (degree == 2) {
+      int e = 4;
+      for (int a = 0; a < 4; a++)
+        for (int b = a + 1; b < 4; b++) {
+          const long long k = (long long)std::min(tet[4 * t + a], tet[4 * t + b]) * nv + std::max(tet[4 * t + a], tet[4 * t + b]);
+          dofs[per * t + e++] = (int)nv + (int)(std::lower_bound(edges.begin(), edges.end(), k) - edges.begin());
+        }
+    }
+  }
+  std::vector<long long> cnt(nd + 1, 0);
+  for (int d : dofs) cnt[d + 1] += per;
+  for (int i = 0; i < nd; i++) cnt[i + 1] += cnt[i];
+  std::vector<int>       all(cnt[nd]);
+  std::vector<long long> pos(cnt.begin(), cnt.end() - 1);
+  for (long long t = 0; t < nt; t++)
+    for (int a = 0; a < per; a++)
+      for (int b = 0; b < per; b++) all[pos[dofs[per * t + a]]++] = dofs[per * t + b];
+  A.m = A.n = nd;
+  A.ptr.assign(nd + 1, 0);
+  for (int i = 0; i < nd; i++) {
+    std::sort(all.begin() + cnt[i], all.begin() + cnt[i + 1]);
+    const long long u = std::unique(all.begin() + cnt[i], all.begin() + cnt[i + 1]) - (all.begin() + cnt[i]);
+    A.ptr[i + 1]      = A.ptr[i] + (int)u;
+    A.col.insert(A.col.end(), all.begin() + cnt[i], all.begin() + cnt[i] + u);
+  }
+  A.val.resize(A.col.size());
+  for (int i = 0; i < nd; i++) {
+    double sum = 0;
+    int    diag = -1;
+    for (int q = A.ptr[i]; q < A.ptr[i + 1]; q++) {
+      if (A.col[q] == i) {
+        diag = q;
+        continue;
+      }
+      uint64_t h = (uint64_t)std::min(i, A.col[q]) * 0x9e3779b97f4a7c15ull ^ (uint64_t)std::max(i, A.col[q]) * 0xc2b2ae3d27d4eb4full;
+      h ^= h >> 29;
+      h *= 0xbf58476d1ce4e5b9ull;
+      h ^= h >> 32;
+      A.val[q] = -(1e-3 + (double)(h % 1000000) / 1e6);
+      sum -= A.val[q];
+    }
+    A.val[diag] = sum + 1.0;
+  }
+  char name[64];
+  snprintf(name, sizeof(name), "tet P%d %d^3 grid (generated)", degree, N);
+  A.name = name;
+  return A;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* the row kernel: a row per W lanes, 128 / W rows a block of 128 threads (BLOCK threads: BLOCK / W rows) */
+enum { ROW_FULL, ROW_ONESUM, ROW_PLAIN, ROW_NOX, ROW_XATROW };
+
+template <int W, int MODE>
+__global__ void RowKernel(int m, int unit, const int *__restrict__ ptr, const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ x, double *__restrict__ y)
+{
+  const unsigned t    = threadIdx.x % W;
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned mask = W == 32 ? 0xffffffffu : ((1u << W) - 1u) << (lane & ~(unsigned)(W - 1));
+  const int      r1   = (int)min((long long)m, (blockIdx.x + 1LL) * unit);
+  /* the block's unit of consecutive rows, blockDim.x / W rows at a step; the W lanes of a row leave together */
+  for (int r = blockIdx.x * unit + threadIdx.x / W; r < r1; r += blockDim.x / W) {
+    const int q0 = ptr[r], q1 = ptr[r + 1];
+    double    s  = 0.0;
+    if (MODE == ROW_FULL) s = CSRKRowLanePart<W>(val, col, x, q0, q1, t);
+    else if (MODE == ROW_ONESUM)
+      for (int q = q0 + t; q < q1; q += W) s += CSRKStreamedProduct(val, col, x, q);
+    else if (MODE == ROW_PLAIN)
+      for (int q = q0 + t; q < q1; q += W) s += val[q] * x[col[q]];
+    else if (MODE == ROW_NOX)
+      for (int q = q0 + t; q < q1; q += W) s += __ldcs(val + q) * (double)__ldcs(col + q);
+    else
+      for (int q = q0 + t; q < q1; q += W) s += __ldcs(val + q) * x[r + (__ldcs(col + q) & 0)];
+#pragma unroll
+    for (int d = W / 2; d > 0; d >>= 1) s += CSRKShfl<false>(mask, s, d, W);
+    if (t == 0) y[r] = s;
+  }
+}
+
+/* sliced: 32-row slices stored column by column (padded to the slice's longest row), a warp per slice */
+__global__ void SlicedKernel(int m, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+{
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
+  int       q = sptr[s] + r % 32;
+  double    sum = 0.0;
+#pragma unroll 4
+  for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+  y[r] = sum;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* sectors of x (4 doubles) each warp load gathers: sliced (entry j of 32 rows) and rows (W lanes, 32 / W rows) */
+static void Sectors(const Csr &A, int W, double &sliced, double &rows)
+{
+  unsigned long long ns = 0, nr = 0;
+  std::vector<int>   k;
+  auto distinct = [&]() {
+    std::sort(k.begin(), k.end());
+    return (unsigned long long)(std::unique(k.begin(), k.end()) - k.begin());
+  };
+  for (int s = 0; s * 32 < A.m; s++) {
+    int top = 0;
+    for (int r = s * 32; r < std::min(A.m, s * 32 + 32); r++) top = std::max(top, A.ptr[r + 1] - A.ptr[r]);
+    for (int j = 0; j < top; j++) {
+      k.clear();
+      for (int r = s * 32; r < std::min(A.m, s * 32 + 32); r++)
+        if (A.ptr[r] + j < A.ptr[r + 1]) k.push_back(A.col[A.ptr[r] + j] / 4);
+      ns += distinct();
+    }
+    for (int g = 0; g < W; g++) {
+      const int r0 = s * 32 + g * (32 / W), r1 = std::min(A.m, r0 + 32 / W);
+      for (int j0 = 0; j0 < top; j0 += W) {
+        k.clear();
+        for (int r = r0; r < r1; r++)
+          for (int t = 0; t < W; t++)
+            if (A.ptr[r] + j0 + t < A.ptr[r + 1]) k.push_back(A.col[A.ptr[r] + j0 + t] / 4);
+        nr += distinct();
+      }
+    }
+  }
+  sliced = (double)ns / A.ptr[A.m];
+  rows   = (double)nr / A.ptr[A.m];
+}
+
+/* distinct sectors of x a unit of U consecutive rows gathers (what its block fetches into L1 once), a nonzero */
+static double UnitSectors(const Csr &A, int U)
+{
+  unsigned long long n = 0;
+  std::vector<int>   k;
+  for (int r0 = 0; r0 < A.m; r0 += U) {
+    k.assign(A.col.begin() + A.ptr[r0], A.col.begin() + A.ptr[std::min(A.m, r0 + U)]);
+    for (int &c : k) c /= 4;
+    std::sort(k.begin(), k.end());
+    n += std::unique(k.begin(), k.end()) - k.begin();
+  }
+  return (double)n / A.ptr[A.m];
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+struct Dev {
+  int     m, n, nnz;
+  int    *ptr, *col, *sptr, *len, *scol;
+  double *val, *sval, *x, *y, *y2;
+};
+
+static double Median(std::vector<float> &t)
+{
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/* back-to-back launches between two events (as a solver's products run), -reps of them in 5 rounds: the median of
+   the rounds' means */
+template <typename F>
+static double Time(F launch, int reps)
+{
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = 0; i < 20; i++) launch();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t(5);
+  for (auto &ti : t) {
+    CK(cudaEventRecord(e0));
+    for (int i = 0; i < reps / 5; i++) launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&ti, e0, e1));
+    ti /= reps / 5;
+  }
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return Median(t) * 1e-3;
+}
+
+static void Report(const Csr &A, const char *name, double sec, double bw, const std::vector<double> &ref, const std::vector<double> &scale, const Dev &d, int bitwise)
+{
+  std::vector<double> y(A.m);
+  double              err = 0;
+  CK(cudaMemcpy(y.data(), d.y, sizeof(double) * A.m, cudaMemcpyDeviceToHost));
+  for (int i = 0; i < A.m; i++) err = std::max(err, std::fabs(y[i] - ref[i]) / std::max(scale[i], 1e-300));
+  const double nnz = A.ptr[A.m], bytes = 12.0 * nnz + 20.0 * A.m, gf = 2.0 * nnz / sec * 1e-9, bound = 2.0 * nnz / (bytes / (bw * 1e9)) * 1e-9;
+  printf("%-28s %9.2f us %7.1f GFLOP/s %6.1f %% of bound  %7.1f GB/s  err %.1e%s\n", name, sec * 1e6, gf, 100 * gf / bound, bytes / sec * 1e-9, err, bitwise < 0 ? "" : bitwise ? "  bitwise-repeat" : "  NOT BITWISE");
+}
+
+template <int W, int MODE>
+static void RunRow(const Csr &A, const Dev &d, int block, int unit, int reps, double bw, const std::vector<double> &ref, const std::vector<double> &sc, const char *only)
+{
+  char name[64];
+  if (!unit) unit = block / W;
+  snprintf(name, sizeof(name), "row w%d b%d u%d %s", W, block, unit, MODE == ROW_FULL ? "2sums" : MODE == ROW_ONESUM ? "1sum" : MODE == ROW_PLAIN ? "1sum-plain" : MODE == ROW_NOX ? "A-only(no x)" : "x-at-row");
+  if (only && !strstr(name, only)) return;
+  const unsigned grid = (unsigned)((A.m + unit - 1) / unit);
+  auto           go   = [&]() { RowKernel<W, MODE><<<grid, block>>>(A.m, unit, d.ptr, d.col, d.val, d.x, d.y); };
+  CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m)); /* poisoned: every row must be written */
+  const double t = Time(go, reps);
+  int          bit = -1;
+  if (MODE == ROW_FULL) {
+    std::vector<double> a(A.m), b(A.m);
+    CK(cudaMemcpy(a.data(), d.y, sizeof(double) * A.m, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+    go();
+    CK(cudaMemcpy(b.data(), d.y, sizeof(double) * A.m, cudaMemcpyDeviceToHost));
+    bit = !memcmp(a.data(), b.data(), sizeof(double) * A.m);
+  }
+  const bool check = MODE == ROW_FULL || MODE == ROW_ONESUM || MODE == ROW_PLAIN;
+  Report(A, name, t, bw, check ? ref : std::vector<double>(A.m, 0.0), check ? sc : std::vector<double>(A.m, INFINITY), d, bit);
+}
+
+static void Sweep(const Csr &A, double bw, int reps, const char *only)
+{
+  const int nnz = A.ptr[A.m];
+  double    mean = (double)nnz / A.m, var = 0;
+  int       mx = 0;
+  for (int i = 0; i < A.m; i++) {
+    const int l = A.ptr[i + 1] - A.ptr[i];
+    var += (l - mean) * (l - mean);
+    mx = std::max(mx, l);
+  }
+  const double cv = std::sqrt(var / A.m) / mean, bound = 2.0 * nnz / ((12.0 * nnz + 20.0 * A.m) / (bw * 1e9)) * 1e-9;
+  printf("\n== %s: %d rows, %d nonzeros, %.2f a row (cv %.2f, max %d); bound at %.0f GB/s and 12 B a nonzero + 20 B a row: %.0f GFLOP/s\n", A.name.c_str(), A.m, nnz, mean, cv, mx, bw, bound);
+  if (!only) {
+    for (int W : {8, 16}) {
+      double s, r;
+      Sectors(A, W, s, r);
+      printf("sectors of x a nonzero, each warp load: 32-row slices %.3f, %d lanes a row %.3f\n", s, W, r);
+    }
+    printf("sectors of x a nonzero, each unit of consecutive rows:");
+    for (int U : {16, 64, 128, 512, 2048}) printf(" %d rows %.3f", U, UnitSectors(A, U));
+    printf("\n");
+  }
+
+  /* host reference, x random */
+  std::vector<double> x(A.n), ref(A.m, 0.0), sc(A.m, 0.0);
+  std::mt19937_64     g(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (auto &v : x) v = u(g);
+  for (int i = 0; i < A.m; i++)
+    for (int q = A.ptr[i]; q < A.ptr[i + 1]; q++) ref[i] += A.val[q] * x[A.col[q]], sc[i] += std::fabs(A.val[q] * x[A.col[q]]);
+
+  /* sliced layout */
+  const int        nsl = (A.m + 31) / 32;
+  std::vector<int> sptr(nsl + 1, 0), len(A.m);
+  for (int s = 0; s < nsl; s++) {
+    int top = 0, h = std::min(32, A.m - 32 * s);
+    for (int r = 32 * s; r < 32 * s + h; r++) top = std::max(top, A.ptr[r + 1] - A.ptr[r]);
+    sptr[s + 1] = sptr[s] + top * h;
+  }
+  std::vector<int>    scol(sptr[nsl], 0);
+  std::vector<double> sval(sptr[nsl], 0.0);
+  for (int r = 0; r < A.m; r++) {
+    const int s = r / 32, h = std::min(32, A.m - 32 * s);
+    len[r]      = A.ptr[r + 1] - A.ptr[r];
+    for (int j = 0; j < len[r]; j++) scol[sptr[s] + j * h + r % 32] = A.col[A.ptr[r] + j], sval[sptr[s] + j * h + r % 32] = A.val[A.ptr[r] + j];
+  }
+
+  Dev d;
+  d.m = A.m, d.n = A.n, d.nnz = nnz;
+  CK(cudaMalloc(&d.ptr, sizeof(int) * (A.m + 1)));
+  CK(cudaMalloc(&d.col, sizeof(int) * nnz));
+  CK(cudaMalloc(&d.val, sizeof(double) * nnz));
+  CK(cudaMalloc(&d.x, sizeof(double) * A.n));
+  CK(cudaMalloc(&d.y, sizeof(double) * A.m));
+  CK(cudaMalloc(&d.sptr, sizeof(int) * (nsl + 1)));
+  CK(cudaMalloc(&d.len, sizeof(int) * A.m));
+  CK(cudaMalloc(&d.scol, sizeof(int) * sptr[nsl]));
+  CK(cudaMalloc(&d.sval, sizeof(double) * sptr[nsl]));
+  CK(cudaMemcpy(d.ptr, A.ptr.data(), sizeof(int) * (A.m + 1), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.col, A.col.data(), sizeof(int) * nnz, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.val, A.val.data(), sizeof(double) * nnz, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.x, x.data(), sizeof(double) * A.n, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.sptr, sptr.data(), sizeof(int) * (nsl + 1), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.len, len.data(), sizeof(int) * A.m, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.scol, scol.data(), sizeof(int) * sptr[nsl], cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.sval, sval.data(), sizeof(double) * sptr[nsl], cudaMemcpyHostToDevice));
+
+  /* cuSPARSE */
+  {
+    cusparseHandle_t     h;
+    cusparseSpMatDescr_t mat;
+    cusparseDnVecDescr_t vx, vy;
+    const double         one = 1.0, zero = 0.0;
+    CS(cusparseCreate(&h));
+    CS(cusparseCreateCsr(&mat, A.m, A.n, nnz, d.ptr, d.col, d.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    CS(cusparseCreateDnVec(&vx, A.n, d.x, CUDA_R_64F));
+    CS(cusparseCreateDnVec(&vy, A.m, d.y, CUDA_R_64F));
+    for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+      const char *name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse CSR_ALG1" : "cusparse CSR_ALG2";
+      if (only && !strstr(name, only)) continue;
+      size_t sz;
+      void  *buf;
+      CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, &sz));
+      CK(cudaMalloc(&buf, std::max<size_t>(sz, 1)));
+      CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+      const double t = Time([&]() { CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, buf)); }, reps);
+      Report(A, name, t, bw, ref, sc, d, -1);
+      CK(cudaFree(buf));
+    }
+    CS(cusparseDestroySpMat(mat));
+    CS(cusparseDestroyDnVec(vx));
+    CS(cusparseDestroyDnVec(vy));
+    CS(cusparseDestroy(h));
+  }
+  /* the row kernel: lanes, block size, one sum, plain loads; diagnostics */
+  RunRow<4, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<16, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<32, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_FULL>(A, d, 64, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_FULL>(A, d, 256, 0, reps, bw, ref, sc, only);
+  for (int u : {64, 256, 1024}) RunRow<8, ROW_FULL>(A, d, 128, u, reps, bw, ref, sc, only);
+  for (int u : {64, 256}) RunRow<16, ROW_FULL>(A, d, 128, u, reps, bw, ref, sc, only);
+  RunRow<8, ROW_ONESUM>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_PLAIN>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<16, ROW_ONESUM>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_NOX>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_XATROW>(A, d, 128, 0, reps, bw, ref, sc, only);
+  if (!only || strstr("sliced (32-row slices)", only)) {
+    CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+    const double t = Time([&]() { SlicedKernel<<<(A.m + 127) / 128, 128>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); }, reps);
+    Report(A, "sliced (32-row slices)", t, bw, ref, sc, d, -1);
+    printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
+  }
+  cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
+}
+
+int main(int argc, char **argv)
+{
+  double      bw = 4189, reps = 200;
+  bool        rand = false;
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-bw") && i + 1 < argc) bw = atof(argv[++i]);
+    else if (!strcmp(argv[i], "-reps") && i + 1 < argc) reps = atof(argv[++i]);
+    else if (!strcmp(argv[i], "-rand")) rand = true;
+    else if (!strcmp(argv[i], "-gen") && i + 2 < argc) {
+      /* -gen p1|p2 N [-write file]: a generated tetrahedral matrix, swept (or only written) */
+      const int   deg = !strcmp(argv[i + 1], "p2") ? 2 : 1, N = atoi(argv[i + 2]);
+      const char *w   = i + 4 < argc && !strcmp(argv[i + 3], "-write") ? argv[i + 4] : NULL;
+      Csr         A   = GenTet(N, deg);
+      i += w ? 4 : 2;
+      if (w) {
+        if (!WritePetscBinary(w, A)) return 1;
+        printf("wrote %s: %s, %d rows, %d nonzeros\n", w, A.name.c_str(), A.m, A.ptr[A.m]);
+        continue;
+      }
+      Sweep(A, bw, (int)reps, only);
+      if (rand) Sweep(Permute(A, 1), bw, (int)reps, only);
+      fflush(stdout);
+    }
+    else if (!strcmp(argv[i], "-only") && i + 1 < argc) only = argv[++i];
+    else {
+      Csr A;
+      if (!ReadPetscBinary(argv[i], A)) {
+        fprintf(stderr, "cannot read %s as a PETSc binary matrix\n", argv[i]);
+        return 1;
+      }
+      Sweep(A, bw, (int)reps, only);
+      fflush(stdout);
+      if (rand) Sweep(Permute(A, 1), bw, (int)reps, only);
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
