@@ -331,6 +331,7 @@ done
 run_grep "-help lists the root name csrk among the -mat_type values" "Matrix type (one of).* csrk[ (]" "$build/tests/options" -mat_type csrk -help
 # the benchmark refuses bad input before measuring anything
 run_error "bench -types with an unknown type" "-types entry csrkk: csrkk is not a matrix type" "$build/tutorials/bench" -problem lap3d7 -n 8 -types aij,csrkk
+[ -e "$matrices/wave.mtx.gz" ] && run_grep "bench -f reads a gzip-compressed Matrix Market file" "wave csrk: set-up" "$build/tutorials/bench" -f "$matrices/wave.mtx.gz" -types csrk -reps 1 -warmup 0 -solve 0 -stream 0
 run_error "bench -f with a missing file" "no-such-file.mtx: No such file" "$build/tutorials/bench" -f "$top/tests/data/no-such-file.mtx" -problem lap3d7 -n 8
 run_error "bench -problem with an unknown problem" "Unknown problem lap3dx" "$build/tutorials/bench" -problem lap3dx
 # ordering auto on a randomly permuted stencil: RCM by the distance rule, at once with eager set-up, after its own

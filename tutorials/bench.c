@@ -304,7 +304,8 @@ static PetscErrorCode CheckFile(MPI_Comm comm, const char *file, PetscBool *mm)
       if (!sb.st_size || !len) st[0] = -4;
       else if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b) { /* gzip: Matrix Market inside, or nothing we read */
         gzFile gz = gzopen(file, "rb");
-        len       = gz ? (size_t)PetscMax(gzread(gz, head, 14), 0) : 0;
+        int    got = gz ? gzread(gz, head, 14) : 0; /* (once: PetscMax() would read twice) */
+        len        = got > 0 ? (size_t)got : 0;
         if (gz) (void)gzclose(gz);
         st[0] = -5;
       } else st[0] = -6;

@@ -223,6 +223,11 @@ PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscR
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
    permutation gives m/3) */
 #define CSRK_AUTO_SCRAMBLED(meandist, m) ((meandist) > (PetscReal)(m) / 16)
+/* the auto ordering's rule (MatCSRKAutoReorders()): a scrambled square block whose x exceeds the core's L2 cache, and
+   fewer than half of whose nonzeros lie within the window of rows whose x fills a quarter of it (a mesh's own
+   numbering keeps most of them there, a random one few) */
+PETSC_INTERN PetscBool MatCSRKAutoReorders(PetscInt, PetscInt, const PetscInt *, const PetscInt *, PetscReal *);
+PETSC_INTERN PetscInt  MatCSRKMachineL2Rows(void);
 /* the bandwidth and the mean |i-j| of the nonzeros of an AIJ block */
 PETSC_INTERN void MatCSRKDistances(PetscInt, const PetscInt *, const PetscInt *, PetscInt, PetscInt *, PetscReal *);
 PETSC_INTERN PetscErrorCode MatCSRKComputeOrdering(Mat, MatCSRKOrdering, PetscInt, PetscInt, PetscInt, PetscInt **, PetscInt *, PetscInt **);

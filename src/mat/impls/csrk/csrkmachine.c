@@ -14,6 +14,7 @@
 #include "csrkimpl.h"
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CSRK_MACHINE_KEYS 16
 
@@ -102,6 +103,19 @@ PetscErrorCode MatCSRKMachineLoad(void)
   }
   for (PetscInt i = 0; i < CSRKMachine.n; i++) PetscCall(PetscInfo(NULL, "CSR-k machine file %s: %s %g\n", file, CSRKMachine.key[i], (double)CSRKMachine.gain[i]));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCSRKMachineL2Rows - the entries of x that fill a core's L2 cache (the operating system's figure; 1 MiB where it
+   gives none): the auto ordering's measure of what stays in the cache */
+PetscInt MatCSRKMachineL2Rows(void)
+{
+  long bytes = -1;
+
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  if (bytes <= 0) bytes = 1L << 20;
+  return (PetscInt)(bytes / (long)sizeof(PetscScalar));
 }
 
 /*

@@ -37,19 +37,18 @@ PetscErrorCode MatSeqCSRKDropStructure(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* whether a reordering is still to come: the auto ordering of a square block whose nonzeros lie far from the diagonal */
+/* whether a reordering is still to come: the auto ordering's rule (MatCSRKAutoReorders()) */
 static PetscErrorCode CSRKReorderExpected(Mat A, const MatCSRKOptions *opt, PetscBool *reorder)
 {
   const PetscInt *ai, *aj;
-  PetscInt        m = A->rmap->n, bw;
+  PetscInt        m = A->rmap->n;
   PetscReal       dist;
 
   PetscFunctionBegin;
   *reorder = PETSC_FALSE;
-  if (opt->ordering != MAT_CSRK_ORDERING_AUTO || opt->setup == MAT_CSRK_SETUP_EAGER || m != A->cmap->n || m < 2) PetscFunctionReturn(PETSC_SUCCESS);
+  if (opt->ordering != MAT_CSRK_ORDERING_AUTO || opt->setup == MAT_CSRK_SETUP_EAGER) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
-  MatCSRKDistances(m, ai, aj, 1, &bw, &dist);
-  *reorder = (PetscBool)CSRK_AUTO_SCRAMBLED(dist, m);
+  *reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
   if (*reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, a reordering after %" PetscInt_FMT " products\n", (double)dist, m, CSRKSetUpWait((Mat_SeqCSRK *)A->spptr, CSRK_REORDER_PRODUCTS, ai[m])));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -251,7 +250,7 @@ PetscErrorCode MatSeqCSRKSetUp(Mat A, PetscBool product, MatCSRKStructure **st)
   } else if (!sp->st && b->ex.order[0] && b->nvalues >= CSRKSetUpWait(sp, b->ex.cost, nnz)) {
     MatCSRKOptions opt = sp->opt;
 
-    if (opt.ordering == MAT_CSRK_ORDERING_AUTO) opt.ordering = MAT_CSRK_ORDERING_NATURAL;
+    if (opt.ordering == MAT_CSRK_ORDERING_AUTO && opt.setup != MAT_CSRK_SETUP_EAGER) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
     PetscCall(CSRKSetUpBuild(A, sp, &opt, &b->ex));
   } else if (sp->st && sp->state != state && b->nvalues >= CSRKSetUpWait(sp, sp->st->variant->rcost, nnz)) PetscCall(CSRKSetUpRefresh(A, sp, state));
   if (product) b->npattern++, b->nvalues++;

@@ -188,6 +188,23 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
   *mean = sum / (PetscReal)PetscMax(ai[m], 1);
 }
 
+/*
+  MatCSRKAutoReorders - the auto ordering's rule for a block of m x n with the CSR arrays (ai, aj), *meandist its mean
+  |i-j|: a reordering's two gathers of x and y pay only where the product misses the cache for x, which a mesh's own
+  numbering, even with a large mean |i-j|, mostly does not (docs/design.md, "Default ordering")
+*/
+PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist)
+{
+  const PetscInt window = MatCSRKMachineL2Rows() / 4;
+  PetscInt       bw, local = 0;
+
+  MatCSRKDistances(m, ai, aj, 1, &bw, meandist);
+  if (m != n || m < 2 || n <= MatCSRKMachineL2Rows() || !CSRK_AUTO_SCRAMBLED(*meandist, m)) return PETSC_FALSE;
+  for (PetscInt r = 0; r < m; r++)
+    for (PetscInt q = ai[r]; q < ai[r + 1]; q++) local += PetscAbsInt(r - aj[q]) <= window;
+  return (PetscBool)(2 * local < ai[m]);
+}
+
 /* Mean |i-j| of the nonzeros in the internal numbering given by perm (internal row r is user row perm[r]), estimated on
    every stride-th internal row (about 65,536 of them): enough for the decision it serves, where the full pass, with
    its random reads of rows and of iperm[], would cost about a product. Prefetched as the fill is. */
@@ -255,8 +272,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRK
     st->ordering = MAT_CSRK_ORDERING_NATURAL;
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
-    MatCSRKDistances(m, ai, aj, st->nthreads, &st->bw_before, autodist);
-    st->ordering = CSRK_AUTO_SCRAMBLED(*autodist, m) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
+    st->ordering = MatCSRKAutoReorders(m, st->n, ai, aj, autodist) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     if (st->ordering == MAT_CSRK_ORDERING_RCM && !plan->cpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
       PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
       st->ordering = MAT_CSRK_ORDERING_NATURAL;
