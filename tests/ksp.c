@@ -1,13 +1,15 @@
 static const char help[] = "KSP CG with aij and csrk: the same default preconditioner, the same iteration counts, the same solution.\n"
                            "  -problem <name> -n <n> | -f <file>, -pcs <default,jacobi,gamg,...>, plus -mat_csrk_* options\n"
                            "  -solution <file>  the csrk solutions written to a PETSc binary file (to compare runs byte for byte)\n"
-                           "  -max_it <n>       iterations at most (default 2000; fewer than convergence needs is not a failure)\n";
+                           "  -max_it <n>       iterations at most (default 2000; fewer than convergence needs is not a failure)\n"
+                           "  -rtol <r>         relative tolerance (default 1e-8; 1e-30 runs max_it iterations)\n";
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
 #include <petscksp.h>
 
-static PetscInt MaxIts = 2000;
+static PetscInt  MaxIts = 2000;
+static PetscReal RTol   = 1e-8;
 
 static PetscErrorCode Solve(Mat M, const char *pctype, Vec b, Vec x, PetscInt *its, char *pcname, size_t len)
 {
@@ -19,7 +21,7 @@ static PetscErrorCode Solve(Mat M, const char *pctype, Vec b, Vec x, PetscInt *i
   PetscCall(KSPCreate(PetscObjectComm((PetscObject)M), &ksp));
   PetscCall(KSPSetOperators(ksp, M, M));
   PetscCall(KSPSetType(ksp, KSPCG));
-  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, MaxIts));
+  PetscCall(KSPSetTolerances(ksp, RTol, PETSC_DEFAULT, PETSC_DEFAULT, MaxIts));
   PetscCall(KSPGetPC(ksp, &pc));
   if (pctype) PetscCall(PCSetType(pc, pctype));
   PetscCall(KSPSetUp(ksp));
@@ -65,6 +67,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-pcs", pcs, &npcs, &haspcs));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-max_it", &MaxIts, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-rtol", &RTol, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-solution", solfile, sizeof(solfile), &hassol));
   if (hassol) PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, solfile, FILE_MODE_WRITE, &sol));
   if (!haspcs) {

@@ -338,4 +338,4 @@ static PetscErrorCode CSRKSlicesRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}, 4.0, 1.0, NULL};
+const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}, 6.0, 1.0, NULL};

@@ -190,4 +190,4 @@ static PetscErrorCode CSRKSymmetricRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}, 20.0, 4.0, "symmetric_half"};
+const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}, 30.0, 4.0, "symmetric_half"};
