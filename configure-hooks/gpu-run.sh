@@ -128,14 +128,15 @@ case " $phases " in *" test "* | *" test-kernels "*)
     run_info "parity sliced, patterns off: $pr" "set up on the device: kernel sliced" "$build/tests/parity" -problem $pr -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   done
   # the auto rule, from the rows and the device alone (no timing): a stencil that fills the device (373 k rows, over
-  # CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor) takes the sliced kernel over row patterns, a small one (64 k rows:
-  # fewer units of 512 rows than twice the multiprocessors) the stream kernel
+  # CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor) takes the sliced kernel over row patterns, a small one (64 k rows)
+  # the stream kernel
   run_info "parity auto on a large stencil: sliced over row patterns" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 72 -ctype csrkcuda
   run_info "parity auto on a small stencil: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
-  # unstructured rows of nearly equal length without row patterns: in a large block the sectors of x gathered by the
-  # sliced and vector kernels decide (in either numbering), in a small one the stream kernel takes them
-  run_info "parity auto on unstructured rows: gathers counted" "Gathers of x: " "$build/tests/parity" -problem fem3d -n 72 -ctype csrkcuda
-  run_info "parity auto on unstructured rows, renumbered: gathers counted" "Gathers of x: " "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
+  # unstructured rows of nearly equal length without row patterns: the sliced kernel in a block that fills the device
+  # (in either numbering, and before the block kernel on bs-3 rows), the stream kernel in a small one
+  run_info "parity auto on unstructured rows: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -ctype csrkcuda
+  run_info "parity auto on unstructured rows, renumbered: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
+  run_info "parity auto on unstructured bs-3 rows: sliced, not block" "set up on the device: kernel sliced" "$build/tests/parity" -problem femelast3d -n 48 -ctype csrkcuda
   run_info "parity auto on unstructured rows, small block: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
   # rows of very different lengths (power-law, cv above CSRK_MERGE_MIN_CV): the merge kernel
   run_info "parity auto on power-law rows: merge" "set up on the device: kernel merge" "$build/tests/parity" -problem powerlaw -n 5000 -ctype csrkcuda
@@ -243,13 +244,11 @@ case " $phases " in *" sanitize "*)
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
     # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and the auto
-    # rule's set-up: the count of x's gathers on unstructured rows of a block that fills the device (auto-gathers,
-    # 287 k rows), the row patterns of a small stencil then left to the stream kernel (auto-patterns), irregular rows
+    # rule's set-up: the row patterns of a small stencil then left to the stream kernel (auto-patterns), irregular rows
     # (auto-irregular)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-gathers auto-patterns auto-irregular}; do
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-patterns auto-irregular}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] || [ "$kern" = auto-patterns ] && prob="-problem lap3d27 -n 14"
-      [ "$kern" = auto-gathers ] && prob="-problem fem3d -n 66"
       [ "$kern" = auto-irregular ] && prob="-problem powerlaw -n 3000"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
       if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then

@@ -1,13 +1,14 @@
 /*
    The CSR product on unstructured rows without PETSc (issue #47): the row kernel of MATCSRKCUDA's vector entry
-   (CSRKRowLanePart of src/mat/impls/csrk/cuda/csrkcudadevice.cuh: W lanes a row, two sums a lane, A streamed with
-   __ldcs) by lanes and block size, against cuSPARSE's CSR SpMV (ALG1, which aijcusparse runs, and ALG2), a sliced
-   kernel (32-row slices column by column, a thread per row), and diagnostics that isolate the gathers of x: the same
-   loop without x (A streamed alone), with x read at the row (no gather), with one sum a lane, with plain loads. Also the
-   sectors of x each warp load gathers (the statistic of the auto rule, csrkcudasliced.cu), counted on the host.
+   (CSRKRowLanePart of src/mat/impls/csrk/cuda/csrkcudadevice.cuh: W lanes a row, A streamed with __ldcs) by lanes,
+   block size and rows a block, against cuSPARSE's CSR SpMV (ALG1, which aijcusparse runs, and ALG2), a sliced kernel
+   (32-row slices column by column, a thread per row; a warp a slice, or 4 in turn as units of 512 rows), and
+   diagnostics that isolate the gathers of x: the same loop without x (A streamed alone), with x read at the row (no
+   gather), with two sums a lane, with plain loads. Also the sectors of x gathered by each warp load and by each unit
+   of consecutive rows, counted on the host.
 
      nvcc -O3 -std=c++17 -arch=sm_90 -o unstructured docs/experiments/unstructured.cu -lcusparse
-     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-only name] file.bin ... [-gen p1|p2 N [-write file]] ...
+     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-nostats] [-only name] file.bin ... [-gen p1|p2 N [-write file]] ...
        file.bin: PETSc binary matrices; -gen: P1 or P2 on the Kuhn tetrahedra of an N^3 grid (generated; -write only
        writes it); -rand: each also in a random numbering, P A P^T
 
@@ -242,7 +243,7 @@ static Csr GenTet(int N, int degree)
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* the row kernel: a row per W lanes, 128 / W rows a block of 128 threads (BLOCK threads: BLOCK / W rows) */
-enum { ROW_FULL, ROW_ONESUM, ROW_PLAIN, ROW_NOX, ROW_XATROW };
+enum { ROW_FULL, ROW_TWOSUMS, ROW_PLAIN, ROW_NOX, ROW_XATROW };
 
 template <int W, int MODE>
 __global__ void RowKernel(int m, int unit, const int *__restrict__ ptr, const int *__restrict__ col, const double *__restrict__ val, const double *__restrict__ x, double *__restrict__ y)
@@ -256,8 +257,16 @@ __global__ void RowKernel(int m, int unit, const int *__restrict__ ptr, const in
     const int q0 = ptr[r], q1 = ptr[r + 1];
     double    s  = 0.0;
     if (MODE == ROW_FULL) s = CSRKRowLanePart<W>(val, col, x, q0, q1, t);
-    else if (MODE == ROW_ONESUM)
-      for (int q = q0 + t; q < q1; q += W) s += CSRKStreamedProduct(val, col, x, q);
+    else if (MODE == ROW_TWOSUMS) {
+      double s1 = 0.0;
+      int    q  = q0 + t;
+      for (; q + W < q1; q += 2 * W) {
+        s += CSRKStreamedProduct(val, col, x, q);
+        s1 += CSRKStreamedProduct(val, col, x, q + W);
+      }
+      if (q < q1) s += CSRKStreamedProduct(val, col, x, q);
+      s += s1;
+    }
     else if (MODE == ROW_PLAIN)
       for (int q = q0 + t; q < q1; q += W) s += val[q] * x[col[q]];
     else if (MODE == ROW_NOX)
@@ -270,17 +279,20 @@ __global__ void RowKernel(int m, int unit, const int *__restrict__ ptr, const in
   }
 }
 
-/* sliced: 32-row slices stored column by column (padded to the slice's longest row), a warp per slice */
-__global__ void SlicedKernel(int m, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+/* sliced: 32-row slices stored column by column (padded to the slice's longest row), a warp per slice, per slices in
+   turn (blocks of 4 warps: units of 128 per rows) */
+__global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
 {
-  const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= m) return;
-  const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
-  int       q = sptr[s] + r % 32;
-  double    sum = 0.0;
+  for (int k = 0; k < per; k++) {
+    const int r = (blockIdx.x * per + k) * 128 + threadIdx.x;
+    if (r >= m) return;
+    const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
+    int       q = sptr[s] + r % 32;
+    double    sum = 0.0;
 #pragma unroll 4
-  for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
-  y[r] = sum;
+    for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+    y[r] = sum;
+  }
 }
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -384,7 +396,7 @@ static void RunRow(const Csr &A, const Dev &d, int block, int unit, int reps, do
 {
   char name[64];
   if (!unit) unit = block / W;
-  snprintf(name, sizeof(name), "row w%d b%d u%d %s", W, block, unit, MODE == ROW_FULL ? "2sums" : MODE == ROW_ONESUM ? "1sum" : MODE == ROW_PLAIN ? "1sum-plain" : MODE == ROW_NOX ? "A-only(no x)" : "x-at-row");
+  snprintf(name, sizeof(name), "row w%d b%d u%d %s", W, block, unit, MODE == ROW_FULL ? "1sum" : MODE == ROW_TWOSUMS ? "2sums" : MODE == ROW_PLAIN ? "1sum-plain" : MODE == ROW_NOX ? "A-only(no x)" : "x-at-row");
   if (only && !strstr(name, only)) return;
   const unsigned grid = (unsigned)((A.m + unit - 1) / unit);
   auto           go   = [&]() { RowKernel<W, MODE><<<grid, block>>>(A.m, unit, d.ptr, d.col, d.val, d.x, d.y); };
@@ -399,9 +411,11 @@ static void RunRow(const Csr &A, const Dev &d, int block, int unit, int reps, do
     CK(cudaMemcpy(b.data(), d.y, sizeof(double) * A.m, cudaMemcpyDeviceToHost));
     bit = !memcmp(a.data(), b.data(), sizeof(double) * A.m);
   }
-  const bool check = MODE == ROW_FULL || MODE == ROW_ONESUM || MODE == ROW_PLAIN;
+  const bool check = MODE == ROW_FULL || MODE == ROW_TWOSUMS || MODE == ROW_PLAIN;
   Report(A, name, t, bw, check ? ref : std::vector<double>(A.m, 0.0), check ? sc : std::vector<double>(A.m, INFINITY), d, bit);
 }
+
+static bool stats = true; /* the sectors of x counted on the host (-nostats: not) */
 
 static void Sweep(const Csr &A, double bw, int reps, const char *only)
 {
@@ -415,7 +429,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   }
   const double cv = std::sqrt(var / A.m) / mean, bound = 2.0 * nnz / ((12.0 * nnz + 20.0 * A.m) / (bw * 1e9)) * 1e-9;
   printf("\n== %s: %d rows, %d nonzeros, %.2f a row (cv %.2f, max %d); bound at %.0f GB/s and 12 B a nonzero + 20 B a row: %.0f GFLOP/s\n", A.name.c_str(), A.m, nnz, mean, cv, mx, bw, bound);
-  if (!only) {
+  if (!only && stats) {
     for (int W : {8, 16}) {
       double s, r;
       Sectors(A, W, s, r);
@@ -502,21 +516,21 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   RunRow<8, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
   RunRow<16, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
   RunRow<32, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
-  RunRow<8, ROW_FULL>(A, d, 64, 0, reps, bw, ref, sc, only);
   RunRow<8, ROW_FULL>(A, d, 256, 0, reps, bw, ref, sc, only);
-  for (int u : {64, 256, 1024}) RunRow<8, ROW_FULL>(A, d, 128, u, reps, bw, ref, sc, only);
-  for (int u : {64, 256}) RunRow<16, ROW_FULL>(A, d, 128, u, reps, bw, ref, sc, only);
-  RunRow<8, ROW_ONESUM>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<8, ROW_FULL>(A, d, 128, 64, reps, bw, ref, sc, only);
+  RunRow<8, ROW_TWOSUMS>(A, d, 128, 0, reps, bw, ref, sc, only);
+  RunRow<16, ROW_TWOSUMS>(A, d, 128, 0, reps, bw, ref, sc, only);
   RunRow<8, ROW_PLAIN>(A, d, 128, 0, reps, bw, ref, sc, only);
-  RunRow<16, ROW_ONESUM>(A, d, 128, 0, reps, bw, ref, sc, only);
   RunRow<8, ROW_NOX>(A, d, 128, 0, reps, bw, ref, sc, only);
   RunRow<8, ROW_XATROW>(A, d, 128, 0, reps, bw, ref, sc, only);
-  if (!only || strstr("sliced (32-row slices)", only)) {
+  for (int per : {1, 4}) {
+    const char *name = per == 1 ? "sliced (32-row slices)" : "sliced, 4 slices a warp";
+    if (only && !strstr(name, only)) continue;
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
-    const double t = Time([&]() { SlicedKernel<<<(A.m + 127) / 128, 128>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); }, reps);
-    Report(A, "sliced (32-row slices)", t, bw, ref, sc, d, -1);
-    printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
+    const double t = Time([&]() { SlicedKernel<<<(unsigned)((A.m + 128 * per - 1) / (128 * per)), 128>>>(A.m, per, d.sptr, d.len, d.scol, d.sval, d.x, d.y); }, reps);
+    Report(A, name, t, bw, ref, sc, d, -1);
   }
+  printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
 }
 
@@ -529,6 +543,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[i], "-bw") && i + 1 < argc) bw = atof(argv[++i]);
     else if (!strcmp(argv[i], "-reps") && i + 1 < argc) reps = atof(argv[++i]);
     else if (!strcmp(argv[i], "-rand")) rand = true;
+    else if (!strcmp(argv[i], "-nostats")) stats = false;
     else if (!strcmp(argv[i], "-gen") && i + 2 < argc) {
       /* -gen p1|p2 N [-write file]: a generated tetrahedral matrix, swept (or only written) */
       const int   deg = !strcmp(argv[i + 1], "p2") ? 2 : 1, N = atoi(argv[i + 2]);

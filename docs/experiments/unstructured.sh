@@ -3,18 +3,25 @@
 # configure-hooks/gpu-run.sh needs it, deps/matrices with the shared Matrix Market files, and deps/pcache/ with an
 # installed PETSc packed by an earlier call, if any):
 #
-#   bash docs/experiments/unstructured.sh [raw] [plex] [rules] [big] [ncu] [pack]
+#   bash docs/experiments/unstructured.sh [raw] [plex] [rules] [big] [ncu] [pack] [ex10] [repro] [ex45] [tests]
 #
-#   raw:   docs/experiments/unstructured.cu on generated tetrahedral P1 (1.26 M rows) and P2 (1.37 M rows) matrices, in
-#          their numbering and a random one (copy bandwidth first), run while PETSc builds
-#   plex:  the same on snes ex13's P1 and P2 (DMPlex's numbering, configure-hooks/apps.sh) and the generated bs-3 matrix
+#   raw:   docs/experiments/unstructured.cu (copy bandwidth first) on generated tetrahedral P1 (1.26 M rows) and P2
+#          (1.37 M rows) matrices (RAWRAND=1: also in a random numbering), then on the plex phase's matrices
+#   plex:  snes ex13's P1 and P2 (DMPlex's numbering) and femelast3d made by configure-hooks/apps.sh, on the host
+#          while GPU 0 runs the raw phase
 #   rules: tutorials/bench with each kernel forced against auto on the matrices behind the auto rule's constants
-#   big:   tutorials/bench, auto and forced kernels against aijcusparse on the large matrices
-#   ncu:   Nsight Compute on the row kernel, cuSPARSE and the sliced kernel (generated P1): DRAM throughput, cache hit
-#          rates, stalls
+#   big:   tutorials/bench, auto (BIG_TYPES: more) against aijcusparse on the large matrices
+#   ncu:   Nsight Compute on the row kernel, cuSPARSE and the sliced kernel (generated P1)
 #   pack:  the installed PETSc (stripped, with the tutorials apps.sh builds) as $OUT/petsc-cuda.tar.xz.NN, which later
 #          calls carry as deps/pcache/ instead of building PETSc again
-# Logs: $OUT/unstructured-logs.tar.gz; a summary on stdout. DEADLINE (s): no phase starts after it.
+#   ex10:  ksp ex10, CG + Jacobi, 500 iterations, device vectors (-rhs random), -log_view: aijcusparse and csrkcuda on
+#          the large matrices (KSPSolve time; MatMult GPU rate from a second run with -log_view_gpu_time)
+#   repro: the same ex10 run 3 times with -ksp_view_solution binary:FILE, the files compared with cmp
+#   ex45:  ksp ex45 256^3 (structured), aijcusparse and csrkcuda (configure-hooks/apps.sh)
+#   tests: configure-hooks/gpu-run.sh test-kernels and sanitize (SANITIZE_KERNELS) on the second GPU while the first
+#          measures, then test-mpi; on a machine of one GPU after the measurements
+# Measurements run on GPU 0. Logs: $OUT/unstructured-logs.tar.gz; a summary on stdout. DEADLINE (s): no phase starts
+# after it.
 set -uo pipefail
 top=$(pwd)
 out=${OUT:-$top/out}
@@ -36,9 +43,9 @@ finish() {
   stamp "done"
 }
 trap finish EXIT
+ngpu=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
-echo "repo root: $top; commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null); $(date -u)"
-command -v ncu compute-sanitizer xz | tr '\n' ' '; echo
+echo "repo root: $top; commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null); $(date -u); $ngpu GPU(s), $(nproc) cores"
 
 # an installed PETSc carried from an earlier call
 if ls "$top"/deps/pcache/petsc-cuda.tar.xz.* >/dev/null 2>&1 && [ ! -f "$top/deps/petsc-3.26.1-cuda/lib/pkgconfig/PETSc.pc" ]; then
@@ -48,27 +55,40 @@ if ls "$top"/deps/pcache/petsc-cuda.tar.xz.* >/dev/null 2>&1 && [ ! -f "$top/dep
 fi
 echo "$top" >"$log/root"
 
-# the stand-alone programs need no PETSc
+export CUDA_VISIBLE_DEVICES=0
 nvcc -O3 -arch=sm_90 -o "$log/copybw" configure-hooks/copybw.cu && "$log/copybw" | tee "$log/copybw.txt"
 bw=$(grep -oE "[0-9.]+ GB/s" "$log/copybw.txt" | head -n 1 | cut -d' ' -f1)
 nvcc -O3 -std=c++17 -arch=sm_90 -o "$log/unstructured" docs/experiments/unstructured.cu -lcusparse || exit 1
 mkdir -p "$top/deps/gen"
-( "$log/unstructured" -gen p1 108 -write "$top/deps/gen/tet-p1.raw" -gen p2 56 -write "$top/deps/gen/tet-p2.raw" >"$log/gen.txt" 2>&1
-  case $phases in *" raw "*) "$log/unstructured" -bw "$bw" -rand "$top/deps/gen/tet-p1.raw" "$top/deps/gen/tet-p2.raw" >"$log/raw-gen.txt" 2>&1 ;; esac ) &
-rawjob=$!
+"$log/unstructured" -gen p1 108 -write "$top/deps/gen/tet-p1.raw" -gen p2 56 -write "$top/deps/gen/tet-p2.raw" >"$log/gen.txt" 2>&1 &
+genjob=$!
 
 export OUT=$out
 stamp "PETSc and plugin build"
 nice -n 5 bash configure-hooks/gpu-run.sh build >"$log/build.txt" 2>&1
 cat "$log/build.txt"
-wait "$rawjob"
-stamp "raw kernels on the generated matrices"
-cat "$log/gen.txt" "$log/raw-gen.txt" 2>/dev/null
+wait "$genjob"
+cat "$log/gen.txt"
 export PETSC_DIR=$top/deps/petsc-3.26.1-cuda PETSC_ARCH= PETSC_OPTIONS="-use_gpu_aware_mpi 0" BUILD=$top/build-gpu
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 b=$top/build-gpu
+lib=$b/lib/libcsrk.so
 bench="$b/tutorials/bench -stream 0 -solve 0 -reps 60 -warmup 5"
-info_lines() { grep -hE "CSR-k set up on the device|Gathers of x|GPU plan:|Row patterns|Block kernel" "$@" | sed -E 's/^\[[0-9]+\] //' | cut -c1-300; }
+info_lines() { grep -hE "CSR-k set up on the device|GPU plan:|Row patterns|Block kernel|Sliced kernel" "$@" | sed -E 's/^\[[0-9]+\] //' | cut -c1-300; }
+mkdir -p "$top/deps/apps/apps-bin"
+for ex in ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex45 snes/tutorials/ex13 snes/tutorials/ex17; do
+  [ -x "$top/deps/apps/apps-bin/$(basename $ex)" ] || mpicc -O2 "$PETSC_DIR/share/petsc/examples/src/$ex.c" -o "$top/deps/apps/apps-bin/$(basename $ex)" -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm &
+done
+wait
+
+# the tests on the second GPU while the first measures (CUDA_VISIBLE_DEVICES=1), then test-mpi on both
+testjob=
+if [ "$ngpu" -ge 2 ] && want tests 0; then
+  ( export CUDA_VISIBLE_DEVICES=1 OUT=$log/tests; mkdir -p "$OUT"
+    bash configure-hooks/gpu-run.sh test-kernels >"$log/tests-kernels.txt" 2>&1
+    SANITIZE_KERNELS=${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns} bash configure-hooks/gpu-run.sh sanitize >"$log/tests-sanitize.txt" 2>&1 ) &
+  testjob=$!
+fi
 
 if want pack 0; then
   ( p=deps/petsc-3.26.1-cuda
@@ -83,52 +103,106 @@ if want pack 0; then
   packjob=$!
 fi
 
-if want plex 150; then
-  # snes ex13's P1 and P2 in DMPlex's numbering (apps.sh makes them with every core), and the generated bs-3 matrix
-  APPS=fem-p1,fem-p2,gen-femelast3d REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=150 FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1
-  cp -r "$top/deps/apps/apps-logs" "$log/" 2>/dev/null
-  grep -E "made|could not" "$log/apps-make.txt"
-  "$log/unstructured" -bw "$bw" -rand "$top/deps/fem/fem-p1.bin" "$top/deps/fem/fem-p2.bin" >"$log/raw-plex.txt" 2>&1
-  "$log/unstructured" -bw "$bw" "$top/deps/fem/gen-femelast3d.bin" >>"$log/raw-plex.txt" 2>&1
+# snes ex13's P1 and P2 in DMPlex's numbering (apps.sh makes them with every core) and the generated bs-3 matrix, while
+# GPU 0 sweeps the generated tetrahedral matrices
+plexjob=
+if want plex 100; then
+  ( APPS=fem-p1,fem-p2,gen-femelast3d REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=200 FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
+  plexjob=$!
+fi
+gens="$top/deps/gen/tet-p1.raw $top/deps/gen/tet-p2.raw"
+if want raw 60; then
+  "$log/unstructured" -bw "$bw" -nostats ${RAWRAND:+-rand} $gens >"$log/raw.txt" 2>&1
+  cat "$log/raw.txt"
+fi
+[ -n "$plexjob" ] && wait "$plexjob" && grep -E "made|could not" "$log/apps-make.txt"
+mats=$gens
+for f in fem-p1 fem-p2 gen-femelast3d; do [ -f "$top/deps/fem/$f.bin" ] && mats="$mats $top/deps/fem/$f.bin"; done
+if want raw 40 && [ "$mats" != "$gens" ]; then
+  "$log/unstructured" -bw "$bw" -nostats $(echo "$mats" | cut -d' ' -f3-) >"$log/raw-plex.txt" 2>&1
   cat "$log/raw-plex.txt"
+fi
+
+if want big 40; then
+  timeout 150 $bench -f "$(echo $mats | tr ' ' ,)" -types aijcusparse,csrkcuda${BIG_TYPES:+,$BIG_TYPES},aijcusparse,csrkcuda -o "$log/big.csv" -info :mat >"$log/big.txt" 2>&1
+  awk -F, 'NR > 1 { printf "%-16s %8d %10d %-34s %8.2f us %6.1f GFLOP/s\n", substr($1, length($1) > 16 ? length($1) - 15 : 1), $2, $3, $6, $10 * 1e6, $13 }' "$log/big.csv"
+  info_lines "$log/big.txt" | grep -E "set up on the device" | sort | uniq -c
+fi
+
+# ex10 M T [options]: one run, its -log_view in $log/ex10-<M>-<T><tag>.log
+ex10() {
+  local m=$1 t=$2 tag=$3
+  shift 3
+  timeout 120 "$top/deps/apps/apps-bin/ex10" -f "$m" -ksp_type cg -pc_type jacobi -ksp_max_it 500 -ksp_rtol 1e-30 -ksp_divtol 1e300 -rhs random -mat_type "$t" -vec_type cuda -dll_append "$lib" -log_view -ksp_converged_reason "$@" >"$log/ex10-$(basename "${m%.*}")-$t$tag.log" 2>&1
+}
+field() { awk -v e="$1" -v f="$2" '$1 == e { s += $(f + 1); n++ } END { if (n) printf "%g", s; else printf "-" }' "$3"; }
+if want ex10 60; then
+  printf "%-16s %-12s %10s %10s %14s %8s %s\n" matrix type "KSPSolve s" "MatMult s" "GPU MFlop/s" its "kernel"
+  for m in $mats; do
+    for t in aijcusparse csrkcuda; do
+      ex10 "$m" "$t" "" -info :mat
+      ex10 "$m" "$t" -gputime -log_view_gpu_time
+      l=$log/ex10-$(basename "${m%.*}")-$t.log
+      g=$log/ex10-$(basename "${m%.*}")-$t-gputime.log
+      printf "%-16s %-12s %10s %10s %14s %8s %s\n" "$(basename "${m%.*}")" "$t" "$(field KSPSolve 3 "$l")" "$(field MatMult 3 "$g")" "$(awk '$1 == "MatMult" { r = $22 } END { print r }' "$g")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(grep -oE "set up on the device: kernel [a-z]+" "$l" | head -n 1 | awk '{ print $NF }')"
+    done
+  done
+fi
+
+if want repro 30; then
+  m=$top/deps/fem/fem-p1.bin
+  [ -f "$m" ] || m=$top/deps/gen/tet-p1.raw
+  for i in 1 2 3; do ex10 "$m" csrkcuda "-repro$i" -ksp_view_solution "binary:$log/x$i.bin"; done
+  if cmp "$log/x1.bin" "$log/x2.bin" && cmp "$log/x1.bin" "$log/x3.bin"; then echo "reproducible: the 3 solutions of ex10 on $(basename "$m") (csrkcuda) are bitwise identical ($(stat -c %s "$log/x1.bin") bytes)"
+  else echo "NOT reproducible: the solutions of ex10 on $(basename "$m") differ"; fi
+  rm -f "$log"/x?.bin*
+fi
+
+if want ex45 40; then
+  APPS=ex45 TYPES="aijcusparse csrkcuda" REPS=${EX45_REPS:-1} OUT=$top/deps/apps APPS_TAG=ex45 CSRK_LIB=$lib bash configure-hooks/apps.sh gpu 1 2>&1 | tail -n 3
+  cp "$top/deps/apps/apps-gpu-ex45.csv" "$log/" 2>/dev/null
 fi
 
 if want rules 100; then
   m=$top/deps/matrices
   I="-info :mat"
-  # regular rows with row patterns, by size (the rows a multiprocessor from which the sliced kernel fills the device)
-  timeout 60 $bench -problem lap3d7,lap3d7,lap3d7,lap3d7,lap3d27,lap3d27,elasticity3d,elasticity3d -n 40,50,64,80,40,64,14,30 -types aijcusparse,csrkcuda,csrkcuda:kernel=sliced,csrkcuda:kernel=stream,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=scalar:sr=8:ssr=16 -o "$log/rules-stencils.csv" $I >"$log/rules-stencils.txt" 2>&1
-  # unstructured rows: the shared meshes and fem3d by size, natural and renumbered
-  timeout 60 $bench -f $m/4elt.mtx,$m/fe_4elt2.mtx,$m/wing.mtx,$m/delaunay_n15.mtx,$m/rgg_n_2_15_s0.mtx,$m/wave.mtx.gz -types aijcusparse,csrkcuda,csrkcuda:kernel=sliced,csrkcuda:kernel=stream,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=vector:sr=8:ssr=8,csrkcuda:kernel=scalar:sr=8:ssr=16 -o "$log/rules-meshes.csv" $I >"$log/rules-meshes.txt" 2>&1
-  timeout 60 $bench -problem fem3d,fem3d,fem3d -n 30,50,80 -types aijcusparse,csrkcuda,csrkcuda:kernel=sliced,csrkcuda:kernel=stream,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=vector:sr=8:ssr=8,csrkcuda:kernel=vector:sr=8:ssr=32 -o "$log/rules-fem3d.csv" $I >"$log/rules-fem3d.txt" 2>&1
-  timeout 40 $bench -problem fem3d -n 80 -permute 1 -types aijcusparse,csrkcuda,csrkcuda:kernel=sliced,csrkcuda:kernel=stream,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=vector:sr=8:ssr=8 -o "$log/rules-fem3d-perm.csv" $I >"$log/rules-fem3d-perm.txt" 2>&1
-  # irregular rows: power-law by size, the graphs
-  timeout 60 $bench -problem powerlaw,powerlaw,powerlaw -n 5000,100000,1000000 -types aijcusparse,csrkcuda,csrkcuda:kernel=merge,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=stream -o "$log/rules-irregular.csv" $I >"$log/rules-irregular.txt" 2>&1
-  timeout 40 $bench -f $m/astro-ph.mtx,$m/ca-CondMat.mtx.gz,$m/bayer10.mtx,$m/PGPgiantcompo.mtx.gz,$m/arrow.mtx.gz -types aijcusparse,csrkcuda,csrkcuda:kernel=merge,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=stream -o "$log/rules-graphs.csv" $I >"$log/rules-graphs.txt" 2>&1
+  timeout 60 $bench -problem lap3d7,lap3d7,lap3d7,lap3d27,elasticity3d -n 50,64,80,64,30 -types aijcusparse,csrkcuda,csrkcuda:kernel=sliced,csrkcuda:kernel=stream -o "$log/rules-stencils.csv" $I >"$log/rules-stencils.txt" 2>&1
+  timeout 60 $bench -problem fem3d,fem3d,femelast3d -n 50,80,48 -types aijcusparse,csrkcuda,csrkcuda:kernel=sliced,csrkcuda:kernel=stream,csrkcuda:kernel=vector,csrkcuda:kernel=block -o "$log/rules-fem3d.csv" $I >"$log/rules-fem3d.txt" 2>&1
+  timeout 60 $bench -f $m/4elt.mtx,$m/fe_4elt2.mtx,$m/wing.mtx,$m/delaunay_n15.mtx,$m/rgg_n_2_15_s0.mtx,$m/astro-ph.mtx,$m/bayer10.mtx -types aijcusparse,csrkcuda -o "$log/rules-files.csv" $I >"$log/rules-files.txt" 2>&1
   for f in "$log"/rules-*.csv; do
     echo "== $(basename "$f")"
-    awk -F, 'NR > 1 { printf "%-14s %8d %-34s %8.2f\n", substr($1, length($1) > 14 ? length($1) - 13 : 1), $2, $6, $10 * 1e6 }' "$f"
+    awk -F, 'NR > 1 { printf "%-16s %8d %-34s %8.2f\n", substr($1, length($1) > 16 ? length($1) - 15 : 1), $2, $6, $10 * 1e6 }' "$f"
   done
-  info_lines "$log"/rules-*.txt | sort | uniq -c | sort -rn | head -n 30
-fi
-
-if want big 60; then
-  fs=$top/deps/gen/tet-p1.raw,$top/deps/gen/tet-p2.raw
-  [ -f "$top/deps/fem/fem-p1.bin" ] && fs=$fs,$top/deps/fem/fem-p1.bin,$top/deps/fem/fem-p2.bin,$top/deps/fem/gen-femelast3d.bin
-  timeout 120 $bench -f "$fs" -types aijcusparse,csrkcuda,csrkcuda:kernel=vector:sr=8:ssr=2,csrkcuda:kernel=vector:sr=8:ssr=32,csrkcuda:kernel=sliced,csrkcuda:kernel=stream,aijcusparse,csrkcuda -o "$log/big.csv" -info :mat >"$log/big.txt" 2>&1
-  awk -F, 'NR > 1 { printf "%-16s %8d %-34s %8.2f us %6.1f GFLOP/s\n", substr($1, length($1) > 16 ? length($1) - 15 : 1), $2, $6, $10 * 1e6, $13 }' "$log/big.csv"
-  info_lines "$log/big.txt" | sort | uniq -c | head -n 20
+  info_lines "$log"/rules-*.txt | grep -E "set up on the device" | sed -E 's/\(.*//' | sort | uniq -c
 fi
 
 if want ncu 45; then
   f=$top/deps/gen/tet-p1.raw
-  for v in "row w8 b128 u16 2sums" "row w8 b128 u256 2sums" "cusparse CSR_ALG1" "sliced (32-row slices)"; do
-    timeout 60 ncu --clock-control none --cache-control none --launch-skip 25 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section Occupancy \
+  for v in "row w8 b128 u16 1sum" "cusparse CSR_ALG1" "sliced (32-row slices)" "sliced, 4 slices a warp"; do
+    timeout 60 ncu --clock-control none --cache-control none --launch-skip 25 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section Occupancy --section LaunchStats \
       "$log/unstructured" -bw "$bw" -reps 10 -only "$v" "$f" >"$log/ncu-$(echo "$v" | tr -c 'A-Za-z0-9\n' _).txt" 2>&1
   done
   for g in "$log"/ncu-*.txt; do
     echo "== $(basename "$g")"
-    grep -E "DRAM Throughput|Memory Throughput|L1/TEX Hit Rate|L2 Hit Rate|Duration|Achieved Occupancy|Mem Busy|Max Bandwidth|Warp Cycles Per Issued|Stall|stall" "$g" | head -n 24
+    grep -E "DRAM Throughput|L1/TEX Hit Rate|L2 Hit Rate|Duration|Achieved Occupancy|Waves Per SM|Warp Cycles Per Issued" "$g" | head -n 12
+  done
+fi
+
+if [ -n "$testjob" ]; then
+  stamp "waiting for the tests on GPU 1"
+  wait "$testjob"
+fi
+export CUDA_VISIBLE_DEVICES=
+unset CUDA_VISIBLE_DEVICES
+if case $phases in *" tests "*) true ;; *) false ;; esac; then
+  if [ -z "$testjob" ] && want tests 120; then
+    OUT=$log/tests bash configure-hooks/gpu-run.sh test-kernels >"$log/tests-kernels.txt" 2>&1
+    want tests 60 && SANITIZE_KERNELS=${SANITIZE_KERNELS:-vector sliced} OUT=$log/tests bash configure-hooks/gpu-run.sh sanitize >"$log/tests-sanitize.txt" 2>&1
+  fi
+  want tests 30 && OUT=$log/tests bash configure-hooks/gpu-run.sh test-mpi >"$log/tests-mpi.txt" 2>&1
+  for f in "$log"/tests-*.txt; do
+    echo "== $(basename "$f"): $(grep -c '^ok' "$f") ok, $(grep -c '^FAIL' "$f") FAIL"
+    grep -E "^FAIL|gpu tests:" "$f" | head -n 20
   done
 fi
 

@@ -9,10 +9,10 @@
    statistics), and the variant's own layout in data, which only its file reads (as PETSc's spptr) */
 typedef struct _n_CSRKDevice {
   PetscInt     m, n, nnz;
-  PetscInt     sr, ssr, nsr, nunits;     /* the launch grouping: runs of sr rows (super-rows), runs of ssr super-rows (units) */
+  PetscInt     sr, ssr, nsr, nunits;     /* the launch grouping: runs of sr rows (super-rows), runs of ssr super-rows (units,
+                                            a thread block each), uniform (CSRKGroups in the kernels) */
   CSRKIdx     *rowptr, *colidx;          /* CSR arrays (freed by the variants that read neither) */
   PetscScalar *val;                      /* CSR values (NULL for the sliced kernel: a value refresh uploads to scratch) */
-  CSRKIdx     *unitptr, *srptr;          /* first super-row of each unit, first row of each super-row */
   const struct _n_CSRKVariant *plan;     /* the plan: the entry of the variant table that set up this layout */
   void        *data;                     /* the plan's own layout (its file's struct) */
   MatCSRKCUDAKernel kernel;              /* the kernel in use (never auto; scalar or vector under the vector entry) */
@@ -71,9 +71,9 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, Pe
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
 
-/* The auto rule's constants (docs/tuning.md): rows a multiprocessor from which a block fills the device (the sliced
-   kernel's units of 512 rows, several a multiprocessor; below, the stream kernel's units of 32-64 rows take regular
-   rows), and the coefficient of variation of the row lengths above which the merge kernel takes the rows */
+/* The auto rule's constants (docs/tuning.md): rows a multiprocessor from which a block of regular rows goes to the
+   sliced kernel (below, the stream kernel's units of 32-64 rows take them), and the coefficient of variation of the row
+   lengths above which the merge kernel takes the rows (below, the vector kernel) */
   #define CSRK_GPU_MIN_ROWS_PER_SM 2048
   #define CSRK_MERGE_MIN_CV        1.0
 
@@ -82,6 +82,7 @@ typedef struct {
   PetscBool  forced;     /* the kernel was asked for (-mat_csrk_cuda_kernel), else the auto rule chooses */
   PetscReal  cv;         /* coefficient of variation of the row lengths */
   PetscInt64 pnnz;       /* entries of the sliced storage, padded to each super-row's longest row */
+  PetscInt   sms;        /* multiprocessors of the device */
   PetscBool  fill;       /* at least CSRK_GPU_MIN_ROWS_PER_SM rows for each multiprocessor of the device */
   PetscBool  sliced;     /* the sliced kernel's row-length rule holds: forced, or regular rows within its padding bound */
   PetscBool  slicedtake; /* the sliced kernel's whole rule holds (CSRKSlicedPrepare) */
@@ -118,10 +119,10 @@ PETSC_INTERN void           CSRKPlanSizes(CSRKDevice *, MatCSRKCUDAKernel, const
 PETSC_INTERN PetscInt       CSRKVectorWidth(PetscReal);
 /* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
 PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
-/* the row kernels' set-up that the stored transpose shares, the launch grouping, and the diagonal of CSR arrays
-   (csrkcudakernels.cu); values times a (csrkcudaplan.cu) */
+/* the row kernels' set-up that the stored transpose shares and the diagonal of CSR arrays (csrkcudakernels.cu); values
+   times a (csrkcudaplan.cu) */
 PETSC_INTERN PetscErrorCode CSRKRowsBuild(CSRKDevice *, PetscInt, PetscBool, size_t, size_t *, cudaStream_t);
-PETSC_INTERN PetscErrorCode CSRKBuildGroups(PetscInt, PetscInt, PetscInt, CSRKIdx **, CSRKIdx **, PetscInt *, PetscInt *, size_t *, cudaStream_t);
+
 PETSC_INTERN PetscErrorCode CSRKScaleValues(PetscScalar *, PetscInt64, PetscScalar, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKDiagonalCSR(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);
 /* Rows longer than this go to the long-row kernels (CSRK_IDX_MAX: none is): far beyond the mean, where one sub-warp
@@ -130,6 +131,12 @@ static inline PetscInt CSRKLongRowLength(PetscReal mean, PetscInt maxlen)
 {
   const PetscInt len = PetscMax(512, (PetscInt)(16 * mean));
   return maxlen <= len ? CSRK_IDX_MAX : len;
+}
+/* the counts of super-rows and units of d's uniform launch grouping over its rows */
+static inline void CSRKGroupCounts(CSRKDevice *d)
+{
+  d->nsr    = (d->m + d->sr - 1) / d->sr;
+  d->nunits = (d->nsr + d->ssr - 1) / d->ssr;
 }
 static inline unsigned CSRKGrid(PetscInt n)
 {

@@ -47,22 +47,34 @@ __device__ __forceinline__ PetscScalar CSRKStreamedProduct(const PetscScalar *__
   return CSRKLoadStreamed(val + q) * x[__ldcs(col + q)];
 }
 
-/* Lane t's share of the entries [q0, q1) of one row (or chunk) taken by W lanes: entries t, t + W, t + 2W, ... summed
-   into two accumulators, the even steps and the odd steps, so that each lane has two loads of A and two gathers of x
-   in flight at once; the two are added in a fixed order (bitwise the same run to run) */
+/* Lane t's share of the entries [q0, q1) of one row (or chunk) taken by W lanes: entries t, t + W, t + 2W, ... in
+   order (a fixed order: bitwise the same run to run) */
 template <int W>
 __device__ __forceinline__ PetscScalar CSRKRowLanePart(const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ col, const PetscScalar *__restrict__ x, CSRKIdx q0, CSRKIdx q1, unsigned t)
 {
-  PetscScalar s0 = 0.0, s1 = 0.0;
-  CSRKIdx     q = q0 + (CSRKIdx)t;
-  for (; q + W < q1; q += 2 * W) {
-    const PetscScalar a0 = CSRKLoadStreamed(val + q), a1 = CSRKLoadStreamed(val + q + W);
-    const CSRKIdx     c0 = __ldcs(col + q), c1 = __ldcs(col + q + W);
-    s0 += a0 * x[c0];
-    s1 += a1 * x[c1];
-  }
-  if (q < q1) s0 += CSRKStreamedProduct(val, col, x, q);
-  return s0 + s1;
+  PetscScalar s = 0.0;
+  for (CSRKIdx q = q0 + (CSRKIdx)t; q < q1; q += W) s += CSRKStreamedProduct(val, col, x, q);
+  return s;
+}
+
+/* A uniform launch grouping of m rows: super-row s is rows [s sr, (s + 1) sr), unit u (a thread block) super-rows
+   [u ssr, (u + 1) ssr), the last of each cut at the end; computed in the kernels, so that no index is loaded before a
+   block's first row */
+typedef struct {
+  CSRKIdx m, sr, ssr;
+} CSRKGroups;
+
+__device__ __forceinline__ void CSRKUnitSuperRows(const CSRKGroups g, CSRKIdx u, CSRKIdx *s0, CSRKIdx *s1)
+{
+  const CSRKIdx nsr = (g.m + g.sr - 1) / g.sr;
+  *s0               = u * g.ssr;
+  *s1               = min(*s0 + g.ssr, nsr);
+}
+
+__device__ __forceinline__ void CSRKSuperRowRows(const CSRKGroups g, CSRKIdx s, CSRKIdx *r0, CSRKIdx *r1)
+{
+  *r0 = s * g.sr;
+  *r1 = min(*r0 + g.sr, g.m);
 }
 
 #endif

@@ -14,27 +14,29 @@
 #define CSRK_COMPRESSED_ROWS_PER_BLOCK 128
 #define CSRK_STREAM_BATCH              4
 #define CSRK_VECTOR_THREADS            128 /* threads a block of the vector and scalar kernels */
-#define CSRK_VECTOR_UNIT               16  /* rows a block of the vector and scalar kernels under auto */
+#define CSRK_VECTOR_UNIT               16  /* rows a block of the vector kernel under auto: a row per sub-warp */
 
 /* what the row kernels keep beside the launch grouping (d->data): the rows longer than longlen, cut into chunks
    [longrowchunk[i], longrowchunk[i + 1]) of long row i, chunk c over entries [longchunkq[2c], longchunkq[2c + 1]) with
-   its partial sum in longpart[c]; and, for blocks of mostly empty rows (the off-process block of an MPI matrix), a
-   grouping over the nc non-empty rows crows, whose entries start at crowptr */
+   its partial sum in longpart[c]; and, for blocks of mostly empty rows (the off-process block of an MPI matrix), the
+   nc non-empty rows crows, whose entries start at crowptr, grouped in cnunits units */
 typedef struct {
   CSRKIdx      longlen, *longrows, *longrowchunk, *longchunkq;
   PetscScalar *longpart;
   PetscInt     nlong, nlongchunks;
   size_t       smem; /* dynamic shared memory of the stream kernel */
-  CSRKIdx     *crows, *crowptr, *cunitptr, *csrptr;
+  CSRKIdx     *crows, *crowptr;
   PetscInt     nc, cnunits, cwidth;
 } CSRKRows;
 
-/* GPUSpMV-3: thread per row (two accumulators, CSRKRowLanePart) */
-__global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+/* GPUSpMV-3: thread per row */
+__global__ void CSRKScalarKernel(const CSRKGroups g, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
-  const CSRKIdx u = blockIdx.x;
-  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
-    for (CSRKIdx r = srptr[s] + threadIdx.x; r < srptr[s + 1]; r += blockDim.x) {
+  CSRKIdx s0, s1, r0, r1;
+  CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
+  for (CSRKIdx s = s0 + threadIdx.y; s < s1; s += blockDim.y) {
+    CSRKSuperRowRows(g, s, &r0, &r1);
+    for (CSRKIdx r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
       if (q1 - q0 > longlen) continue;
       CSRKStore(r, perm, z, y, CSRKRowLanePart<1>(val, colidx, x, q0, q1, 0));
@@ -42,16 +44,18 @@ __global__ void CSRKScalarKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
   }
 }
 
-/* GPUSpMV-3.5: a sub-warp of W lanes per row, two accumulators a lane (CSRKRowLanePart). The shuffles only involve
-   the W lanes of one row, which all reach them, so the partial mask is exact on Volta and later. */
+/* GPUSpMV-3.5: a sub-warp of W lanes per row. The shuffles only involve the W lanes of one row, which all take
+   the same path through the loops, so the partial mask is exact on Volta and later. */
 template <int W>
-__global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+__global__ void CSRKVectorKernel(const CSRKGroups g, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
-  const CSRKIdx  u    = blockIdx.x;
   const unsigned lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31u;
   const unsigned mask = (W == 32 ? 0xffffffffu : ((1u << W) - 1u) << (lane & ~(unsigned)(W - 1)));
-  for (CSRKIdx s = unitptr[u] + threadIdx.z; s < unitptr[u + 1]; s += blockDim.z) {
-    for (CSRKIdx r = srptr[s] + threadIdx.y; r < srptr[s + 1]; r += blockDim.y) {
+  CSRKIdx        s0, s1, r0, r1;
+  CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
+  for (CSRKIdx s = s0 + threadIdx.z; s < s1; s += blockDim.z) {
+    CSRKSuperRowRows(g, s, &r0, &r1);
+    for (CSRKIdx r = r0 + threadIdx.y; r < r1; r += blockDim.y) {
       const CSRKIdx q0 = rowptr[r], q1 = rowptr[r + 1];
       if (q1 - q0 > longlen) continue; /* the same for the W lanes of the row */
       PetscScalar sum = CSRKRowLanePart<W>(val, colidx, x, q0, q1, threadIdx.x);
@@ -67,11 +71,11 @@ __global__ void CSRKVectorKernel(const CSRKIdx *__restrict__ unitptr, const CSRK
    one row from there in order (deterministic). It avoids the idle lanes a fixed sub-warp leaves on rows of, e.g.,
    27 entries, and the uncoalesced loads of a thread per row. A thread loads CSRK_STREAM_BATCH values and columns
    before it gathers x, so that a batch costs two memory round trips, as in the sliced kernels. */
-__global__ void CSRKStreamKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+__global__ void CSRKStreamKernel(const CSRKGroups g, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, const CSRKIdx *__restrict__ perm, CSRKIdx longlen, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   extern __shared__ unsigned char csrk_smem[];
   PetscScalar  *prod = (PetscScalar *)csrk_smem;
-  const CSRKIdx u = blockIdx.x, r0 = srptr[unitptr[u]], r1 = srptr[unitptr[u + 1]], q0 = rowptr[r0], q1 = rowptr[r1];
+  const CSRKIdx r0 = (CSRKIdx)blockIdx.x * g.ssr * g.sr, r1 = min(r0 + g.ssr * g.sr, g.m), q0 = rowptr[r0], q1 = rowptr[r1];
   const unsigned nt = blockDim.x;
   for (CSRKIdx q = q0 + threadIdx.x; q < q1; q += CSRK_STREAM_BATCH * nt) {
     PetscScalar a[CSRK_STREAM_BATCH];
@@ -139,16 +143,6 @@ __global__ void CSRKDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__ rowpt
   }
 }
 
-/* uniform grouping: super-row s is rows [s sr, (s + 1) sr), unit u is super-rows [u ssr, (u + 1) ssr) */
-__global__ void CSRKGroupKernel(PetscInt64 nrows, PetscInt64 sr, PetscInt64 nsr, PetscInt64 ssr, PetscInt64 nunits, CSRKIdx *__restrict__ srptr, CSRKIdx *__restrict__ unitptr)
-{
-  CSRK_GRIDSTRIDE(i, PetscMax(nsr, nunits) + 1)
-  {
-    if (i <= nsr) srptr[i] = (CSRKIdx)min(i * sr, nrows);
-    if (i <= nunits) unitptr[i] = (CSRKIdx)min(i * ssr, nsr);
-  }
-}
-
 /* flag[r] = 1 for rows longer than minlen (entry m: 0, for the scan) */
 __global__ void CSRKRowFlagKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, CSRKIdx minlen, CSRKIdx *__restrict__ flag)
 {
@@ -185,21 +179,22 @@ __global__ void CSRKLongChunksKernel(PetscInt64 nlong, const CSRKIdx *__restrict
   }
 }
 
-/* The kernels over the row grouping (unitptr, srptr) of d; perm: the row each grouped row stands for (the
-   compressed rows), or NULL */
-static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, const CSRKIdx *srptr, const CSRKIdx *rowptr, const CSRKIdx *perm, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+/* The kernels over the uniform grouping of d's sizes over m rows, d->nunits units; perm: the row each grouped row
+   stands for (the compressed rows), or NULL */
+static PetscErrorCode CSRKLaunch(const CSRKDevice *d, PetscInt m, const CSRKIdx *rowptr, const CSRKIdx *perm, const PetscScalar *x, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
 {
+  const CSRKGroups   g      = {(CSRKIdx)m, (CSRKIdx)d->sr, (CSRKIdx)d->ssr};
   const CSRKRows    *rw     = (const CSRKRows *)d->data;
   const CSRKIdx     *colidx = d->colidx;
   const PetscScalar *val    = d->val;
   const dim3         block(d->bx, d->by, d->bz);
   const PetscBool    st = (PetscBool)(d->kernel == MAT_CSRK_CUDA_KERNEL_STREAM);
   /* the three kernels take the same arguments: the stream kernel, the scalar one, or the vector one of d->width lanes */
-  void (*kern)(const CSRKIdx *, const CSRKIdx *, const CSRKIdx *, const CSRKIdx *, const PetscScalar *, const CSRKIdx *, CSRKIdx, const PetscScalar *, const PetscScalar *, PetscScalar *) = st ? CSRKStreamKernel : d->width == 1 ? CSRKScalarKernel : d->width == 2 ? CSRKVectorKernel<2> : d->width == 4 ? CSRKVectorKernel<4> : d->width == 8 ? CSRKVectorKernel<8> : d->width == 16 ? CSRKVectorKernel<16> : CSRKVectorKernel<32>;
+  void (*kern)(const CSRKGroups, const CSRKIdx *, const CSRKIdx *, const PetscScalar *, const CSRKIdx *, CSRKIdx, const PetscScalar *, const PetscScalar *, PetscScalar *) = st ? CSRKStreamKernel : d->width == 1 ? CSRKScalarKernel : d->width == 2 ? CSRKVectorKernel<2> : d->width == 4 ? CSRKVectorKernel<4> : d->width == 8 ? CSRKVectorKernel<8> : d->width == 16 ? CSRKVectorKernel<16> : CSRKVectorKernel<32>;
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  kern<<<(unsigned)d->nunits, block, st ? rw->smem : 0, stream>>>(unitptr, srptr, rowptr, colidx, val, perm, rw->longlen, x, z, y);
+  kern<<<(unsigned)d->nunits, block, st ? rw->smem : 0, stream>>>(g, rowptr, colidx, val, perm, rw->longlen, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   if (rw->nlong) {
     CSRKLongChunkKernel<<<(unsigned)rw->nlongchunks, CSRK_LONG_BLOCK, 0, stream>>>(rw->longchunkq, colidx, val, x, rw->longpart);
@@ -207,19 +202,6 @@ static PetscErrorCode CSRKLaunch(const CSRKDevice *d, const CSRKIdx *unitptr, co
     CSRKLongSumKernel<<<CSRKGrid(rw->nlong), 256, 0, stream>>>(rw->nlong, rw->longrows, rw->longrowchunk, rw->longpart, perm, z, y);
     PetscCallCUDA(cudaGetLastError());
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* unitptr and srptr of the uniform grouping of d's sizes over nrows rows */
-PetscErrorCode CSRKBuildGroups(PetscInt nrows, PetscInt sr, PetscInt ssr, CSRKIdx **srptr, CSRKIdx **unitptr, PetscInt *nsr, PetscInt *nunits, size_t *bytes, cudaStream_t stream)
-{
-  PetscFunctionBegin;
-  *nsr    = (nrows + sr - 1) / sr;
-  *nunits = (*nsr + ssr - 1) / ssr;
-  PetscCall(CSRKMalloc(srptr, *nsr + 1, bytes));
-  PetscCall(CSRKMalloc(unitptr, *nunits + 1, bytes));
-  CSRKGroupKernel<<<CSRKGrid(PetscMax(*nsr, *nunits) + 1), 256, 0, stream>>>(nrows, sr, *nsr, ssr, *nunits, *srptr, *unitptr);
-  PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -273,8 +255,6 @@ static PetscErrorCode CSRKBuildLongRows(const CSRKDevice *d, CSRKRows *rw, size_
    grouping spans [crowptr[i], crowptr[i + 1]) and the kernels write through crows as through a row permutation. */
 static PetscErrorCode CSRKBuildCompressed(const CSRKDevice *d, CSRKRows *rw, size_t *bytes, cudaStream_t stream)
 {
-  PetscInt nsr;
-
   PetscFunctionBegin;
   PetscCall(CSRKSelectRows(d->m, d->rowptr, 0, &rw->crows, &rw->crowptr, &rw->nc, bytes, stream));
   {
@@ -283,19 +263,19 @@ static PetscErrorCode CSRKBuildCompressed(const CSRKDevice *d, CSRKRows *rw, siz
     PetscCallCUDA(cudaStreamSynchronize(stream)); /* nnz lives on the host stack */
   }
   rw->cwidth = rw->nc ? CSRKVectorWidth((PetscReal)d->nnz / rw->nc) : 1;
-  PetscCall(CSRKBuildGroups(rw->nc, CSRK_COMPRESSED_ROWS_PER_BLOCK, 1, &rw->csrptr, &rw->cunitptr, &nsr, &rw->cnunits, bytes, stream));
+  rw->cnunits = (rw->nc + CSRK_COMPRESSED_ROWS_PER_BLOCK - 1) / CSRK_COMPRESSED_ROWS_PER_BLOCK;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* lanes per row of the vector kernel for a mean row length (a thread per row up to 8 entries): with two accumulators
-   a lane, 8 lanes take rows of up to 16 entries in one step of loads and up to 32 in two (unstructured P1 and P2 rows) */
+/* lanes per row of the vector kernel for a mean row length (a thread per row up to 8 entries; 8 lanes for the rows of
+   9-32 entries of unstructured P1 and P2 meshes, where 4 and 16 were slower) */
 PetscInt CSRKVectorWidth(PetscReal mean)
 {
   return mean <= 8 ? 1 : mean <= 32 ? 8 : mean <= 64 ? 16 : 32;
 }
 
-/* CSRKRowsBuild - the row kernels' data of d (d->data): the grouping of d's sizes, the rows longer than longlen and,
-   if compressed, a grouping over the non-empty rows; the stored transpose is built with it too */
+/* CSRKRowsBuild - the row kernels' data of d (d->data): the counts of the grouping of d's sizes, the rows longer than
+   longlen and, if compressed, the non-empty rows; the stored transpose is built with it too */
 PetscErrorCode CSRKRowsBuild(CSRKDevice *d, PetscInt longlen, PetscBool compressed, size_t smem, size_t *bytes, cudaStream_t stream)
 {
   CSRKRows *rw;
@@ -305,7 +285,7 @@ PetscErrorCode CSRKRowsBuild(CSRKDevice *d, PetscInt longlen, PetscBool compress
   d->data      = rw;
   rw->longlen  = (CSRKIdx)longlen;
   rw->smem     = smem;
-  PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
+  CSRKGroupCounts(d);
   if (longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, rw, bytes, stream));
   if (compressed) PetscCall(CSRKBuildCompressed(d, rw, bytes, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -394,11 +374,13 @@ static PetscErrorCode CSRKRowsMult(const CSRKDevice *d, const PetscScalar *x, co
     c.by       = rw->cwidth == 1 ? 1 : (unsigned)PetscMax(1, 256 / rw->cwidth);
     c.bz       = 1;
     c.nunits   = rw->cnunits;
+    c.sr       = CSRK_COMPRESSED_ROWS_PER_BLOCK;
+    c.ssr      = 1;
     c.data     = &cr;
     cr.nlong   = 0;
     cr.longlen = CSRK_IDX_MAX;
-    PetscCall(CSRKLaunch(&c, rw->cunitptr, rw->csrptr, rw->crowptr, rw->crows, x, y, y, stream));
-  } else PetscCall(CSRKLaunch(d, d->unitptr, d->srptr, d->rowptr, NULL, x, z, y, stream));
+    PetscCall(CSRKLaunch(&c, rw->nc, rw->crowptr, rw->crows, x, y, y, stream));
+  } else PetscCall(CSRKLaunch(d, d->m, d->rowptr, NULL, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -419,5 +401,5 @@ static void CSRKRowsView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "CSR arrays, %" PetscInt_FMT " lanes per row, %" PetscInt_FMT " long rows, over %" PetscInt_FMT " of the %" PetscInt_FMT " rows", d->width, rw->nlong, rw->crows ? rw->nc : d->m, d->m);
 }
 
-const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
-const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr), offsetof(CSRKRows, cunitptr), offsetof(CSRKRows, csrptr)}};
+const CSRKVariant CSRKVariantStream = {MAT_CSRK_CUDA_KERNEL_STREAM, CSRK_CSR_ALL, CSRKStreamSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr)}};
+const CSRKVariant CSRKVariantVector = {MAT_CSRK_CUDA_KERNEL_VECTOR, CSRK_CSR_ALL, CSRKVectorSetUp, NULL, CSRKRowsMult, CSRKDiagonalCSR, NULL, CSRKRowsView, {offsetof(CSRKRows, longrows), offsetof(CSRKRows, longrowchunk), offsetof(CSRKRows, longchunkq), offsetof(CSRKRows, longpart), offsetof(CSRKRows, crows), offsetof(CSRKRows, crowptr)}};

@@ -229,6 +229,7 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   st.cv          = d->mean > 0 ? PetscSqrtReal(d->var) / d->mean : 0;
   st.pnnz        = (PetscInt64)rs->pnnz;
   st.maxu        = -1;
+  st.sms         = sms;
   st.fill        = (PetscBool)(d->m >= (PetscInt64)CSRK_GPU_MIN_ROWS_PER_SM * sms);
   st.sliced = st.slicedtake = PETSC_FALSE;
   st.npat                   = 0;
@@ -503,8 +504,6 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->rowptr);
   CSRKCudaFree(d->colidx);
   CSRKCudaFree(d->val);
-  CSRKCudaFree(d->unitptr);
-  CSRKCudaFree(d->srptr);
   CSRKCudaFree(d->ywork);
   CSRKCudaFree(d->tmap);
   PetscCall(MatCSRKCUDADeviceDestroy(&d->t));

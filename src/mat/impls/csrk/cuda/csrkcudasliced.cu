@@ -12,6 +12,8 @@
 /* sliced kernels: super-rows of a warp's 32 rows; auto takes them only where the padding stays within 25 % */
 #define CSRK_SLICED_SR          32
 #define CSRK_SLICED_MAX_PADDING 1.25
+/* rows a multiprocessor from which a block of the sliced kernel takes 16 super-rows instead of 4 */
+#define CSRK_SLICED_LONG_ROWS_PER_SM 32768
 /* row patterns: 16-bit numbers, all offsets together in 32 KiB (the dictionary stays in L1, as on the CPU) */
 #define CSRK_PATTERN_MAX         65536
 #define CSRK_PATTERN_MAX_ENTRIES 8192
@@ -132,11 +134,13 @@ __global__ void CSRKCheckPatternKernel(PetscInt64 m, const uint16_t *__restrict_
    per unit, a warp per super-row (blockDim.y super-rows at a time), a thread per row. Entry j of row i of super-row s
    is at sliceptr[s] + j h + i (h = rows of s); a thread stops at its own row length, so the padding is never read or
    multiplied (an Inf or NaN in x cannot leak into other rows through it). */
-__global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+__global__ void CSRKSlicedPlainKernel(const CSRKGroups g, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
-  const CSRKIdx u = blockIdx.x;
-  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
-    const CSRKIdx r0 = srptr[s], h = srptr[s + 1] - r0, base = sliceptr[s];
+  CSRKIdx s0, s1, r0, r1;
+  CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
+  for (CSRKIdx s = s0 + threadIdx.y; s < s1; s += blockDim.y) {
+    CSRKSuperRowRows(g, s, &r0, &r1);
+    const CSRKIdx h = r1 - r0, base = sliceptr[s];
     for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
       const CSRKIdx len = rowptr[r0 + i + 1] - rowptr[r0 + i];
       PetscScalar   sum = 0.0;
@@ -155,11 +159,13 @@ __global__ void CSRKSlicedPlainKernel(const CSRKIdx *__restrict__ unitptr, const
    4 per entry (plain columns) plus 4 of row pointer. BATCHED: loads in batches of CSRK_SLICED_BATCH entries (rows
    longer than CSRK_SLICED_PLAIN_MAX_MEAN on average); else the loop of CSRKSlicedPlainKernel. */
 template <bool BATCHED>
-__global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedPatternKernel(const CSRKIdx *__restrict__ unitptr, const CSRKIdx *__restrict__ srptr, const CSRKIdx *__restrict__ sliceptr, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
+__global__ void __launch_bounds__(128, CSRK_SLICED_MINBLOCKS) CSRKSlicedPatternKernel(const CSRKGroups g, const CSRKIdx *__restrict__ sliceptr, const uint16_t *__restrict__ rowpat, const CSRKIdx *__restrict__ patptr, const int32_t *__restrict__ patoff, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
-  const CSRKIdx u = blockIdx.x;
-  for (CSRKIdx s = unitptr[u] + threadIdx.y; s < unitptr[u + 1]; s += blockDim.y) {
-    const CSRKIdx      r0 = srptr[s], h = srptr[s + 1] - r0;
+  CSRKIdx s0, s1, r0, r1;
+  CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
+  for (CSRKIdx s = s0 + threadIdx.y; s < s1; s += blockDim.y) {
+    CSRKSuperRowRows(g, s, &r0, &r1);
+    const CSRKIdx      h = r1 - r0;
     const PetscScalar *v  = sval + sliceptr[s];
     for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
       const CSRKIdx      r = r0 + i, p = (CSRKIdx)__ldcs(rowpat + r), p0 = __ldg(patptr + p), len = __ldg(patptr + p + 1) - p0;
@@ -215,43 +221,6 @@ __global__ void CSRKSlicedDiagonalKernel(PetscInt m, const CSRKIdx *__restrict__
     if (SHIFT) {
       if (q >= 0) sval[q] += a;
     } else y[r] = q >= 0 ? sval[q] : 0.0;
-  }
-}
-
-/* the distinct sectors of x (32 bytes) that one warp-wide gather touches, counted by lane 0 (lanes not active pass
-   keys of their own, which no column gives) */
-__device__ __forceinline__ unsigned CSRKWarpSectors(bool active, CSRKIdx c, unsigned lane)
-{
-  const long long key  = active ? (long long)(c / (CSRKIdx)(32 / sizeof(PetscScalar))) : -1 - (long long)lane;
-  const unsigned  same = __match_any_sync(0xffffffffu, key);
-  return __popc(__ballot_sync(0xffffffffu, active && lane == (unsigned)(__ffs(same) - 1)));
-}
-
-/* The gathers of x of the sliced kernel (a warp loads entry j of 32 consecutive rows) and of the vector kernel (a
-   warp loads entries t, t + w, ... of 32 / w consecutive rows, t < w) over the same rows: sectors of x each warp load
-   touches, summed into cnt[0] and cnt[1] with integer atomics (exact, the same every run). A warp per 32 rows. */
-__global__ void CSRKGatherSectorsKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int w, CSRKULL *cnt)
-{
-  const unsigned   lane  = threadIdx.x & 31u;
-  const PetscInt64 nwarp = (PetscInt64)gridDim.x * (blockDim.x / 32);
-  CSRKULL          ns = 0, nr = 0;
-  for (PetscInt64 s = blockIdx.x * (PetscInt64)(blockDim.x / 32) + threadIdx.x / 32; s * CSRK_SLICED_SR < m; s += nwarp) {
-    PetscInt64 r   = s * CSRK_SLICED_SR + lane;
-    CSRKIdx    q0  = r < m ? rowptr[r] : 0, len = r < m ? rowptr[r + 1] - q0 : 0, top = len;
-    for (int o = 16; o > 0; o >>= 1) top = max(top, __shfl_xor_sync(0xffffffffu, top, o));
-    for (CSRKIdx j = 0; j < top; j++) ns += CSRKWarpSectors(j < len, j < len ? colidx[q0 + j] : 0, lane);
-    for (int g = 0; g < w; g++) {
-      r   = s * CSRK_SLICED_SR + g * (32 / w) + lane / w;
-      q0  = r < m ? rowptr[r] : 0;
-      len = r < m ? rowptr[r + 1] - q0 : 0;
-      top = len;
-      for (int o = 16; o > 0; o >>= 1) top = max(top, __shfl_xor_sync(0xffffffffu, top, o));
-      for (CSRKIdx j = (CSRKIdx)(lane % w); j - (CSRKIdx)(lane % w) < top; j += w) nr += CSRKWarpSectors(j < len, j < len ? colidx[q0 + j] : 0, lane);
-    }
-  }
-  if (!lane) {
-    atomicAdd(&cnt[0], ns);
-    atomicAdd(&cnt[1], nr);
   }
 }
 
@@ -369,32 +338,12 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Under auto, whether the sliced kernel's gathers of x touch no more sectors than the vector kernel's on these rows:
-   both stream the same bytes of A, so where the numbering places the columns of neighbouring rows apart (a mesh
-   numbered by refinement) the lanes along each row gather x in fewer pieces, and where it keeps them together (a
-   mesh numbered by a space-filling curve) the 32 rows of a slice do */
-static PetscErrorCode CSRKSlicedGathers(Mat A, CSRKDevice *d, PetscBool *fewer, cudaStream_t stream)
-{
-  const int w = (int)CSRKVectorWidth(d->mean);
-  CSRKULL  *dcnt, cnt[2] = {0, 0};
-
-  PetscFunctionBegin;
-  PetscCall(CSRKScratch(&dcnt, 2, stream));
-  PetscCallCUDA(cudaMemsetAsync(dcnt, 0, 2 * sizeof(CSRKULL), stream));
-  CSRKGatherSectorsKernel<<<CSRKGrid(d->m / 8 + 1), 256, 0, stream>>>(d->m, d->rowptr, d->colidx, w, dcnt);
-  PetscCallCUDA(cudaGetLastError());
-  PetscCall(CSRKReadBack(cnt, dcnt, 2, stream));
-  CSRKScratchFree(dcnt, stream);
-  *fewer = (PetscBool)(cnt[0] <= cnt[1]);
-  PetscCall(PetscInfo(A, "Gathers of x: %g sectors a nonzero by 32-row slices, %g by %d lanes a row: %s\n", (double)cnt[0] / PetscMax(d->nnz, 1), (double)cnt[1] / PetscMax(d->nnz, 1), w, *fewer ? "sliced kernel" : "not the sliced kernel"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The sliced kernel's rule: forced, or under auto rows of nearly equal length whose padding stays within
-   CSRK_SLICED_MAX_PADDING (st->sliced, which the stream entry reads too) in a block large enough for the units of 512
-   rows to fill the device (st->fill), with row patterns (stencils, structured meshes in their own order, where it is
-   the fastest), or rows of 8 or fewer entries, or no more sectors of x gathered than the vector kernel
-   (CSRKSlicedGathers). The row patterns are looked for on every block of regular rows, as the block rule reads them */
+   CSRK_SLICED_MAX_PADDING (st->sliced, which the stream entry reads too) in a block of at least
+   CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor (st->fill), in any numbering: there its coalesced loads and a thread
+   per row beat every other kernel, with row patterns or plain columns (finite-element meshes in their own or a random
+   numbering, bs 3 included, where it goes before the block kernel). The row patterns are looked for on every block of
+   regular rows, as the block rule reads them (a small stencil takes the stream kernel, not nodes) */
 PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern   = opt->cuda_kernel;
@@ -405,7 +354,6 @@ PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt
   if (st->sliced && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
   st->npat       = d->npat;
   st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill));
-  if (st->slicedtake && !st->forced && !d->npat && d->mean > 8) PetscCall(CSRKSlicedGathers(A, d, &st->slicedtake, stream));
   if (st->slicedtake) *bytes += pbytes;
   else if (d->data) {
     /* row patterns of a block that another kernel takes */
@@ -415,7 +363,10 @@ PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* a block per unit of 16 super-rows (4 warps, each taking 4 in turn; -mat_csrk_ssr_size), one super-row at k < 3 */
+/* A block of 4 warps, a warp a super-row at a time: a unit of 4 super-rows (128 rows), so that the last wave of blocks
+   is short and every multiprocessor holds many warps, and of 16 (each warp taking 4 in turn) on blocks of at least
+   CSRK_SLICED_LONG_ROWS_PER_SM rows a multiprocessor, where the waves are many and the longer units a few percent
+   faster (-mat_csrk_ssr_size sets it); one super-row at k < 3 */
 static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   PetscInt    sr;
@@ -432,13 +383,14 @@ static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   d->width  = 1;
   d->sr     = CSRK_SLICED_SR;
   MatCSRKGPUSizes(opt->cuda_kernel, PETSC_TRUE, d->mean, &sr, &d->ssr);
+  if (d->m < (PetscInt64)CSRK_SLICED_LONG_ROWS_PER_SM * st->sms) d->ssr = 4;
   if (opt->ssr_size > 0) d->ssr = opt->ssr_size;
   if (opt->k < 3) d->ssr = 1;
   d->bx = 32;
   while (d->bx > 1 && (PetscInt)d->bx / 2 >= PetscMin(d->m, CSRK_SLICED_SR)) d->bx /= 2;
   d->by = opt->k == 3 ? PetscMax(1, 128 / d->bx) : 1;
   d->bz = 1;
-  PetscCall(CSRKBuildGroups(d->m, d->sr, d->ssr, &d->srptr, &d->unitptr, &d->nsr, &d->nunits, bytes, stream));
+  CSRKGroupCounts(d);
   PetscCall(CSRKBuildSliced(d, bytes, stream));
   if (d->npat) PetscCall(PetscInfo(A, "Sliced kernel over row patterns: %" PetscInt_FMT " distinct rows\n", d->npat));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -459,11 +411,12 @@ static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, 
   const CSRKSliced *sl = (const CSRKSliced *)d->data;
   const dim3        block(d->bx, d->by, d->bz);
   const unsigned    grid = (unsigned)d->nunits;
+  const CSRKGroups  g    = {(CSRKIdx)d->m, (CSRKIdx)d->sr, (CSRKIdx)d->ssr};
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
-  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(d->unitptr, d->srptr, d->rowptr, sl->sliceptr, sl->scol, sl->sval, NULL, x, z, y);
+  if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(g, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
+  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(g, d->rowptr, sl->sliceptr, sl->scol, sl->sval, NULL, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
