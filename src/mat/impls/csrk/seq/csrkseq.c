@@ -30,8 +30,7 @@ PetscErrorCode MatMultAdd_SeqCSRK(Mat A, Vec xx, Vec yy, Vec zz)
     else PetscCall((*base->mult)(A, xx, zz));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  sp->budget.nfast++;
-  if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
+  sp->budget.nfast++; /* (a structure over the AIJ arrays was attached to them at the state it was made current for) */
   PetscCall(VecGetArrayRead(xx, &x));
   if (yy == zz) {
     PetscCall(VecGetArray(zz, &z));
