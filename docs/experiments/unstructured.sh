@@ -20,6 +20,7 @@
 #   ex45:  ksp ex45 256^3 (structured), aijcusparse and csrkcuda (configure-hooks/apps.sh)
 #   tests: configure-hooks/gpu-run.sh test-kernels and sanitize (SANITIZE_KERNELS) on the second GPU while the first
 #          measures, then test-mpi; on a machine of one GPU after the measurements
+#   autotests: the auto rule's choices of gpu-run.sh's tests alone (parity against aij with -info), on GPU 0
 # Measurements run on GPU 0. Logs: $OUT/unstructured-logs.tar.gz; a summary on stdout. DEADLINE (s): no phase starts
 # after it.
 set -uo pipefail
@@ -75,11 +76,17 @@ b=$top/build-gpu
 lib=$b/lib/libcsrk.so
 bench="$b/tutorials/bench -stream 0 -solve 0 -reps 60 -warmup 5"
 info_lines() { grep -hE "CSR-k set up on the device|GPU plan:|Row patterns|Block kernel|Sliced kernel" "$@" | sed -E 's/^\[[0-9]+\] //' | cut -c1-300; }
-mkdir -p "$top/deps/apps/apps-bin"
-for ex in ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex45 snes/tutorials/ex13 snes/tutorials/ex17; do
-  [ -x "$top/deps/apps/apps-bin/$(basename $ex)" ] || mpicc -O2 "$PETSC_DIR/share/petsc/examples/src/$ex.c" -o "$top/deps/apps/apps-bin/$(basename $ex)" -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm &
+# PETSc's tutorials (from the installed PETSc, else from PETSC_SRC: deps/psrc holds those apps.sh builds and the mesh)
+export PETSC_SRC=${PETSC_SRC:-$top/deps/psrc}
+srcdir=$PETSC_DIR/share/petsc/examples
+[ -f "$srcdir/src/ksp/ksp/tutorials/ex10.c" ] || srcdir=$PETSC_SRC
+apps=$top/deps/apps/apps-bin
+mkdir -p "$apps"
+for ex in ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/ex2 ksp/ksp/tutorials/ex56 ksp/ksp/tutorials/bench_kspsolve snes/tutorials/ex13 snes/tutorials/ex17 snes/tutorials/ex5 snes/tutorials/ex19; do
+  [ -x "$apps/$(basename $ex)" ] || mpicc -O2 "$srcdir/src/$ex.c" -o "$apps/$(basename $ex)" -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm >"$log/build-$(basename $ex).txt" 2>&1 &
 done
 wait
+ls "$apps" | tr '\n' ' '; echo
 
 # the tests on the second GPU while the first measures (CUDA_VISIBLE_DEVICES=1), then test-mpi on both
 testjob=
@@ -106,8 +113,10 @@ fi
 # snes ex13's P1 and P2 in DMPlex's numbering (apps.sh makes them with every core) and the generated bs-3 matrix, while
 # GPU 0 sweeps the generated tetrahedral matrices
 plexjob=
+mkdir -p "$top/deps/fem"
+[ -f "$top/deps/fem/gen-femelast3d.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 56 -permute -1 -o "$top/deps/fem/gen-femelast3d.bin" >/dev/null 2>&1
 if want plex 100; then
-  ( APPS=fem-p1,fem-p2,gen-femelast3d REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=200 FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
+  ( APPS=fem-p1,fem-p2 REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=200 FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
   plexjob=$!
 fi
 gens="$top/deps/gen/tet-p1.raw $top/deps/gen/tet-p2.raw"
@@ -115,30 +124,19 @@ if want raw 60; then
   "$log/unstructured" -bw "$bw" -nostats ${RAWRAND:+-rand} $gens >"$log/raw.txt" 2>&1
   cat "$log/raw.txt"
 fi
-[ -n "$plexjob" ] && wait "$plexjob" && grep -E "made|could not" "$log/apps-make.txt"
-mats=$gens
-for f in fem-p1 fem-p2 gen-femelast3d; do [ -f "$top/deps/fem/$f.bin" ] && mats="$mats $top/deps/fem/$f.bin"; done
-if want raw 40 && [ "$mats" != "$gens" ]; then
-  "$log/unstructured" -bw "$bw" -nostats $(echo "$mats" | cut -d' ' -f3-) >"$log/raw-plex.txt" 2>&1
-  cat "$log/raw-plex.txt"
-fi
+mats="$gens $top/deps/fem/gen-femelast3d.bin"
 
-if want big 40; then
-  timeout 150 $bench -f "$(echo $mats | tr ' ' ,)" -types aijcusparse,csrkcuda${BIG_TYPES:+,$BIG_TYPES},aijcusparse,csrkcuda -o "$log/big.csv" -info :mat >"$log/big.txt" 2>&1
-  awk -F, 'NR > 1 { printf "%-16s %8d %10d %-34s %8.2f us %6.1f GFLOP/s\n", substr($1, length($1) > 16 ? length($1) - 15 : 1), $2, $3, $6, $10 * 1e6, $13 }' "$log/big.csv"
-  info_lines "$log/big.txt" | grep -E "set up on the device" | sort | uniq -c
-fi
-
-# ex10 M T [options]: one run, its -log_view in $log/ex10-<M>-<T><tag>.log
+# ex10 M T TAG [options]: one run, its -log_view in $log/ex10-<M>-<T><TAG>.log
 ex10() {
   local m=$1 t=$2 tag=$3
   shift 3
-  timeout 120 "$top/deps/apps/apps-bin/ex10" -f "$m" -ksp_type cg -pc_type jacobi -ksp_max_it 500 -ksp_rtol 1e-30 -ksp_divtol 1e300 -rhs random -mat_type "$t" -vec_type cuda -dll_append "$lib" -log_view -ksp_converged_reason "$@" >"$log/ex10-$(basename "${m%.*}")-$t$tag.log" 2>&1
+  timeout 120 "$apps/ex10" -f "$m" -ksp_type cg -pc_type jacobi -ksp_max_it 500 -ksp_rtol 1e-30 -ksp_divtol 1e300 -rhs random -mat_type "$t" -vec_type cuda -dll_append "$lib" -log_view -ksp_converged_reason "$@" >"$log/ex10-$(basename "${m%.*}")-$t$tag.log" 2>&1
 }
 field() { awk -v e="$1" -v f="$2" '$1 == e { s += $(f + 1); n++ } END { if (n) printf "%g", s; else printf "-" }' "$3"; }
-if want ex10 60; then
-  printf "%-16s %-12s %10s %10s %14s %8s %s\n" matrix type "KSPSolve s" "MatMult s" "GPU MFlop/s" its "kernel"
-  for m in $mats; do
+# ex10_table M...: aijcusparse and csrkcuda on each, KSPSolve (sum of ex10's two solves) from a plain run, the MatMult
+# time and GPU rate of the second solve from a run with -log_view_gpu_time
+ex10_table() {
+  for m in "$@"; do
     for t in aijcusparse csrkcuda; do
       ex10 "$m" "$t" "" -info :mat
       ex10 "$m" "$t" -gputime -log_view_gpu_time
@@ -147,9 +145,42 @@ if want ex10 60; then
       printf "%-16s %-12s %10s %10s %14s %8s %s\n" "$(basename "${m%.*}")" "$t" "$(field KSPSolve 3 "$l")" "$(field MatMult 3 "$g")" "$(awk '$1 == "MatMult" { r = $22 } END { print r }' "$g")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(grep -oE "set up on the device: kernel [a-z]+" "$l" | head -n 1 | awk '{ print $NF }')"
     done
   done
+}
+if want ex10 60; then
+  printf "%-16s %-12s %10s %10s %14s %8s %s\n" matrix type "KSPSolve s" "MatMult s" "GPU MFlop/s" its "kernel"
+  ex10_table $mats
 fi
 
-if want repro 30; then
+# ksp ex45 256^3, CG + Jacobi 300 its, DMDA (apps.sh's command line), KSPSolve from a plain run, MatMult from one with
+# -log_view_gpu_time
+if want ex45 40; then
+  for t in aijcusparse csrkcuda; do
+    for g in "" -log_view_gpu_time; do
+      timeout 100 "$apps/ex45" -da_grid_x 256 -da_grid_y 256 -da_grid_z 256 -ksp_type cg -pc_type jacobi -ksp_max_it 300 -ksp_rtol 1e-30 -dm_mat_type "$t" -dm_vec_type cuda -dll_append "$lib" -log_view $g >"$log/ex45-$t$g.log" 2>&1
+    done
+    echo "ex45 256^3 $t: KSPSolve $(field KSPSolve 3 "$log/ex45-$t.log") s, MatMult $(field MatMult 3 "$log/ex45-$t-log_view_gpu_time.log") s at $(awk '$1 == "MatMult" { r = $22 } END { print r }' "$log/ex45-$t-log_view_gpu_time.log") GPU MFlop/s"
+  done
+fi
+
+# the auto rule's choices as the GPU tests check them (configure-hooks/gpu-run.sh), on one GPU: parity against aij
+if want autotests 20; then
+  for c in "lap3d7 -n 72:Sliced kernel over row patterns" "lap3d7 -n 40:kernel stream" "fem3d -n 72:kernel sliced" "fem3d -n 72 -permute 1:kernel sliced" "femelast3d -n 48:kernel block" "fem3d -n 30:kernel stream" "powerlaw -n 5000:kernel merge" "elasticity3d -n 14:kernel stream"; do
+    if "$b/tests/parity" -problem ${c%%:*} -ctype csrkcuda -info >"$log/autotest.txt" 2>&1 && grep -q "${c#*:}" "$log/autotest.txt"; then echo "ok   parity auto on ${c%%:*}: ${c#*:}"
+    else echo "FAIL parity auto on ${c%%:*}: expected ${c#*:}"; grep -E "set up on the device|PETSC ERROR" "$log/autotest.txt" | head -n 3 | cut -c1-200; fi
+    cat "$log/autotest.txt" >>"$log/autotests.txt"
+  done
+fi
+
+# the plex job's matrices, once it is done
+[ -n "$plexjob" ] && wait "$plexjob" && grep -E "made|could not" "$log/apps-make.txt"
+pm=
+for f in fem-p1 fem-p2; do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
+if [ -n "$pm" ] && want ex10 30; then
+  ex10_table $pm
+  mats="$mats $pm"
+fi
+
+if want repro 20; then
   m=$top/deps/fem/fem-p1.bin
   [ -f "$m" ] || m=$top/deps/gen/tet-p1.raw
   for i in 1 2 3; do ex10 "$m" csrkcuda "-repro$i" -ksp_view_solution "binary:$log/x$i.bin"; done
@@ -158,9 +189,10 @@ if want repro 30; then
   rm -f "$log"/x?.bin*
 fi
 
-if want ex45 40; then
-  APPS=ex45 TYPES="aijcusparse csrkcuda" REPS=${EX45_REPS:-1} OUT=$top/deps/apps APPS_TAG=ex45 CSRK_LIB=$lib bash configure-hooks/apps.sh gpu 1 2>&1 | tail -n 3
-  cp "$top/deps/apps/apps-gpu-ex45.csv" "$log/" 2>/dev/null
+if want big 40; then
+  timeout ${BIG_TIMEOUT:-150} $bench -f "$(echo $mats | tr ' ' ,)" -types aijcusparse,csrkcuda${BIG_TYPES:+,$BIG_TYPES},aijcusparse,csrkcuda -o "$log/big.csv" -info :mat >"$log/big.txt" 2>&1
+  awk -F, 'NR > 1 { printf "%-16s %8d %10d %-34s %8.2f us %6.1f GFLOP/s\n", substr($1, length($1) > 16 ? length($1) - 15 : 1), $2, $3, $6, $10 * 1e6, $13 }' "$log/big.csv"
+  info_lines "$log/big.txt" | grep -E "set up on the device" | sed -E 's/, block.*//' | sort | uniq -c
 fi
 
 if want rules 100; then

@@ -87,8 +87,7 @@ static size_t CSRKBlockBytes(const CSRKDevice *d, PetscBool offsets)
 }
 
 /* The block layout from the nodes: the node columns, the launch shape (the kernel reads the CSR values only).
-   Auto takes it where the sliced kernel's rule does not hold (regular rows filling the device go to the sliced kernel,
-   faster there) and the rows have no row patterns, most rows are non-empty, none is a long row (a node is
+   Auto takes it where the rows have no row patterns, most rows are non-empty, none is a long row (a node is
    one sub-warp's), at least CSRK_BLOCK_MIN_NODE_ROWS of the rows lie in nodes of two or more rows, and the layout
    takes less device memory than the CSR arrays (aijcusparse's) */
 static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
@@ -100,7 +99,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   CSRKBlock      *b;
 
   PetscFunctionBegin;
-  if (!st->forced && (st->npat || st->slicedtake || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && (st->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKBlockFindNodes(d, stream));
   b       = (CSRKBlock *)d->data;
   offsets = (PetscBool)(opt->feature[MAT_CSRK_COMPRESS_INDICES] && b->span < 65536);

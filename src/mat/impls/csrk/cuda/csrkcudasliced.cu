@@ -341,9 +341,9 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
 /* The sliced kernel's rule: forced, or under auto rows of nearly equal length whose padding stays within
    CSRK_SLICED_MAX_PADDING (st->sliced, which the stream entry reads too) in a block of at least
    CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor (st->fill), in any numbering: there its coalesced loads and a thread
-   per row beat every other kernel, with row patterns or plain columns (finite-element meshes in their own or a random
-   numbering, bs 3 included, where it goes before the block kernel). The row patterns are looked for on every block of
-   regular rows, as the block rule reads them (a small stencil takes the stream kernel, not nodes) */
+   per row beat the row kernels, with row patterns or plain columns (finite-element meshes in their own or a random
+   numbering; rows in nodes without patterns, bs 3, take the block kernel first). The row patterns are looked for on
+   every block of regular rows, as the block rule reads them (a small stencil takes the stream kernel, not nodes) */
 PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern   = opt->cuda_kernel;
