@@ -79,11 +79,11 @@ PETSC_EXTERN const char *const MatCSRKSetups[];
 /*E
    MatCSRKCUDAKernel - the SpMV kernel of `MATCSRKCUDA`
 
-$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics, the gathers of x the numbering implies and the rows a
+$  MAT_CSRK_CUDA_KERNEL_AUTO   - from the row-length statistics, the row patterns and nodes of the rows and the rows a
 $                                multiprocessor of the device (docs/tuning.md), never from a timing: the same kernel every run
 $  MAT_CSRK_CUDA_KERNEL_SCALAR - GPUSpMV-3: a thread per row, a block per super-super-row
-$  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row (8 lanes for rows of 9-32 entries), two sums a lane, a
-$                                shuffle reduction; auto's kernel for unstructured rows
+$  MAT_CSRK_CUDA_KERNEL_VECTOR - GPUSpMV-3.5: a sub-warp per row (8 lanes for rows of 9-32 entries) with a shuffle
+$                                reduction; auto's kernel for rows of a few lengths (finite elements of order 2)
 $  MAT_CSRK_CUDA_KERNEL_STREAM - a block per super-super-row: coalesced products in shared memory, a thread per row sums them
 $  MAT_CSRK_CUDA_KERNEL_SLICED - a warp per super-row whose entries are stored column by column (padded to its longest row),
 $                                so that every load of a warp is coalesced; for rows of nearly equal length

@@ -11,12 +11,12 @@
 
 #define CSRK_TRANSPOSE_ROWS_PER_BLOCK 32
 
-/* The variants in the order the auto rule tries them (the rule of docs/tuning.md, from the row statistics, the
-   numbering's gathers of x and the rows a multiprocessor of the device, never from a timing): the block kernel where
-   the rows have no row patterns but nodes, the sliced kernel for rows of nearly equal length in a block that fills the
-   device, the merge kernel for rows of very different lengths, the stream kernel for short irregular rows and small
-   blocks of regular rows, and the vector kernel (a thread per row, the scalar kernel, for short rows) where nothing
-   else applies: unstructured rows. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar:
+/* The variants in the order the auto rule tries them (the rule of docs/tuning.md, from the row statistics, the row
+   patterns and nodes and the rows a multiprocessor of the device, never from a timing): the block kernel where the rows
+   have no row patterns but nodes, the sliced kernel for rows of nearly equal length in a block that fills the device,
+   the merge kernel for rows of very different lengths, the stream kernel for short irregular rows and small blocks of
+   regular rows, and the vector kernel (a thread per row, the scalar kernel, for short rows) where nothing else
+   applies: rows of a few lengths within a few multiples of the mean. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar:
    the vector entry's). */
 static const CSRKVariant *const CSRKPlanTable[] = {&CSRKVariantBlock, &CSRKVariantSliced, &CSRKVariantMerge, &CSRKVariantStream, &CSRKVariantVector};
 
