@@ -145,6 +145,7 @@ for np in $ranks; do
   run "set-up femelast3d, row nodes measured faster: after 20 products" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "row_nodes.inodes 1.2" -expect_build 20 -expect_loop nodes
   run "set-up femelast3d, the plain loop measured fastest: after 20 products" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "row_nodes.inodes 1.2,plain_loop.inodes 1.5" -expect_build 20 -expect_loop columns32
   run "set-up femelast3d, the symmetric half measured fastest: after 600 products" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "$rivals" -expect_build 600 -expect_loop symmetric -expect_refresh 80
+  run "set-up femelast3d, the half's set-up measured at 10 AIJ products: after 200" "$np" "$build/tests/setup" -problem femelast3d -n 16 -machine "$rivals,symmetric_half.inodes.cost 10" -expect_build 200 -expect_loop symmetric -expect_refresh 80
   run "set-up fem3d, a rival measured slower than 1.05x: AIJ's kernel" "$np" "$build/tests/setup" -problem fem3d -n 16 -machine "symmetric_half.plain 1.04" -expect_build -1
 done
 run "set-up permuted random (neither slices nor nodes nor symmetric: not built; the reordering waits for its own count)" 1 "$build/tests/setup" -problem random -n 20000 -machine "$rivals" -expect_build -1
@@ -337,7 +338,7 @@ run_error "bench -problem with an unknown problem" "Unknown problem lap3dx" "$bu
 # ordering auto on a randomly permuted stencil: RCM by the distance rule, at once with eager set-up, after its own
 # count of products under the budget
 run_grep "ordering auto: RCM for a scrambled matrix, by the distance rule (nothing timed)" "Mean |i-j| of the nonzeros .* ordering rcm" "$build/tutorials/bench" -problem lap3d7 -n 64 -permute 1 -types csrk -reps 2 -warmup 1 -solve 0 -stream 0 -info
-run_grep "ordering auto under the set-up budget: the reordering waits for its own count of products" "Set-up: mean |i-j| .* a reordering after 1200 products" "$build/tests/setup" -problem random -n 150000 -expect_build -1 -info :mat
+run_grep "ordering auto under the set-up budget: the reordering waits for its own count of products" "Set-up: the auto ordering's reordering after 1200 products" "$build/tests/setup" -problem random -n 150000 -expect_build -1 -info :mat
 run_grep "ordering auto: a scrambled block whose x stays in the core's L2 cache is not reordered" "Mean |i-j| of the nonzeros .* ordering natural" "$build/tutorials/bench" -problem lap3d7 -n 24 -permute 1 -types csrk -reps 2 -warmup 1 -solve 0 -stream 0 -info
 
 # 5. Matrix Market reader: good files read, malformed ones give clean errors

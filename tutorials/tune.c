@@ -48,13 +48,14 @@ static void CPUModel(char *model, size_t len)
 
 /* the matrix of candidate c: A itself (AIJ), or a CSR-k copy built at once with the candidate's row loop (NULL where
    the build gives another one: the rival does not apply to this matrix) */
-static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C)
+static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C, PetscReal *setup)
 {
   MatCSRKInfo info;
   PetscBool   same;
 
   PetscFunctionBegin;
-  *C = NULL;
+  *C     = NULL;
+  *setup = 0;
   if (!c->key) {
     PetscCall(PetscObjectReference((PetscObject)A));
     *C = A;
@@ -69,14 +70,15 @@ static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C)
   PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_SYMMETRIC_HALF, c->half));
   PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_NODES, c->nodes));
   PetscCall(MatCSRKGetInfo(*C, &info)); /* eager: builds it */
+  *setup = info.build_time;              /* the slowest rank's */
   PetscCall(PetscStrcmp(info.variant, c->variant, &same));
   if (!same) PetscCall(MatDestroy(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* the best time of a product of each candidate over the rounds (max over ranks within a round), interleaved so that
-   a busy machine slows all of them alike; 0 where a candidate does not apply */
-static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, PetscReal best[])
+   a busy machine slows all of them alike, and the time of its set-up; 0 where a candidate does not apply */
+static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, PetscReal best[], PetscReal setup[])
 {
   Mat C[NCAND];
   Vec x, y;
@@ -85,7 +87,7 @@ static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, 
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecSetRandom(x, NULL));
   for (int c = 0; c < NCAND; c++) {
-    PetscCall(CandidateMatrix(A, &candidates[c], &C[c]));
+    PetscCall(CandidateMatrix(A, &candidates[c], &C[c], &setup[c]));
     best[c] = 0;
     if (C[c]) PetscCall(MatMult(C[c], x, y)); /* first touch */
   }
@@ -132,20 +134,21 @@ int main(int argc, char **argv)
     f = fopen(file, "w");
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write the machine file %s", file);
     fprintf(f, "# petsc-csrk machine file, written by tutorials/tune (make tune) on %s, %d MPI ranks\n", date, size);
-    fprintf(f, "# <rival>.<plain|inodes> <AIJ product time / rival product time>, best of %d rounds of %d products,\n", (int)rounds, (int)products);
+    fprintf(f, "# <rival>.<plain|inodes> <AIJ product time / rival product time>, best of %d rounds of %d products, and\n", (int)rounds, (int)products);
+    fprintf(f, "# <rival>.<plain|inodes>.cost <its set-up, in AIJ products>,\n");
     fprintf(f, "# on fem3d n = %d (AIJ without inodes: plain) and femelast3d n = %d (AIJ's inode kernel: inodes)\n", (int)n[0], (int)n[1]);
     fprintf(f, "cpu %s\n", model);
   }
   for (int k = 0; k < 2; k++) {
     Mat       A;
-    PetscReal best[NCAND];
+    PetscReal best[NCAND], setup[NCAND];
 
     PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problems[k], n[k], 1, &A));
-    PetscCall(TimeCandidates(A, rounds, products, best));
+    PetscCall(TimeCandidates(A, rounds, products, best, setup));
     for (int c = 1; c < NCAND; c++) {
       if (!(best[c] > 0)) continue;
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s-n%d: %s %.1f us, AIJ %.1f us: %s.%s %.3f\n", problems[k], (int)n[k], candidates[c].variant, 1e6 * best[c], 1e6 * best[0], candidates[c].key, classes[k], (double)(best[0] / best[c])));
-      if (f) fprintf(f, "%s.%s %.3f\n", candidates[c].key, classes[k], (double)(best[0] / best[c]));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s-n%d: %s %.1f us, AIJ %.1f us: %s.%s %.3f, set-up %.1f AIJ products\n", problems[k], (int)n[k], candidates[c].variant, 1e6 * best[c], 1e6 * best[0], candidates[c].key, classes[k], (double)(best[0] / best[c]), (double)(setup[c] / best[0])));
+      if (f) fprintf(f, "%s.%s %.3f\n%s.%s.cost %.1f\n", candidates[c].key, classes[k], (double)(best[0] / best[c]), candidates[c].key, classes[k], (double)(setup[c] / best[0]));
     }
     PetscCall(MatDestroy(&A));
   }

@@ -109,6 +109,7 @@ typedef struct {
 typedef struct {
   const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1]; /* empty: nothing would beat AIJ's kernel, nothing is built */
   PetscReal             cost;
+  PetscBool             reorder; /* the auto ordering: a reordering comes later (its own wait) */
 } MatCSRKExpect;
 
 /* An array of a structure: its field, the size of an entry, its length, and whether it may be the AIJ array itself
@@ -161,7 +162,6 @@ typedef struct {
   PetscObjectState seen;     /* the object state that change was seen at */
   PetscBool        expected; /* ex holds the expectation for this pattern */
   MatCSRKExpect    ex;
-  PetscBool        reorder;  /* auto ordering: the reordering of a scrambled block is still to come */
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
 } MatCSRKBudget;
 
@@ -210,7 +210,7 @@ PETSC_INTERN PetscBool      MatCSRKOptionsEqual(const MatCSRKOptions *, const Ma
 /* the machine file (csrkmachine.c): what was measured once about this CPU, read at registration */
 #define CSRK_MACHINE_GAIN 1.05 /* a rival of AIJ's kernel is tried where it measured at least this much faster */
 PETSC_INTERN PetscErrorCode MatCSRKMachineLoad(void);
-PETSC_INTERN PetscReal      MatCSRKMachineGain(const char *, PetscBool);
+PETSC_INTERN PetscReal      MatCSRKMachineGain(const char *, PetscBool, const char *);
 
 /* tuning */
 PETSC_INTERN void           MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);

@@ -120,14 +120,15 @@ PetscInt MatCSRKMachineL2Rows(void)
 
 /*
   MatCSRKMachineGain - how much faster than AIJ's kernel the rival measured on this machine, on blocks where AIJ runs
-  its inode kernel (inodes) or not; 0: not measured. rival NULL: 1 where a machine file was read, else 0.
+  its inode kernel (inodes) or not (what "": its set-up's cost in AIJ products, what ".cost"); 0: not measured. rival
+  NULL: 1 where a machine file was read, else 0.
 */
-PetscReal MatCSRKMachineGain(const char *rival, PetscBool inodes)
+PetscReal MatCSRKMachineGain(const char *rival, PetscBool inodes, const char *what)
 {
   char key[48];
 
   if (!rival) return CSRKMachine.n ? 1 : 0;
-  if (PetscSNPrintf(key, sizeof(key), "%s.%s", rival, inodes ? "inodes" : "plain")) return 0;
+  if (PetscSNPrintf(key, sizeof(key), "%s.%s%s", rival, inodes ? "inodes" : "plain", what)) return 0;
   for (PetscInt i = 0; i < CSRKMachine.n; i++)
     if (!strcmp(key, CSRKMachine.key[i])) return CSRKMachine.gain[i];
   return 0;

@@ -1,7 +1,8 @@
 /*
-   One plan from one table: the CPU row loop of a structure is chosen once, at its build, as the first entry of a table
-   of variants, preferred first, that applies under the plan and builds. The product runs its loop once per thread;
-   the view, -info and MatCSRKGetInfo() name it (docs/design.md, "One plan, one table of variants").
+   One plan from one table: what a CPU build will try, decided before it from the matrix, the options and the machine
+   file (MatCSRKPlanExpect(), with the auto ordering's rule), and the build's choice of row loop, the first entry of
+   that list that applies under the plan and builds. The product runs its loop once per thread; the view, -info and
+   MatCSRKGetInfo() name it (docs/design.md, "One plan, one table of variants", "Set-up").
 */
 #include "csrkimpl.h"
 #include <string.h>
@@ -89,6 +90,45 @@ static PetscInt CSRKProbeRepeats(const PetscInt *ai, const PetscInt *aj, const P
   return n;
 }
 
+/* Bandwidth max|i-j| and mean |i-j| of the nonzeros (the auto ordering's test) in the user's ordering, in parallel */
+void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscInt nthreads, PetscInt *bw, PetscReal *mean)
+{
+  PetscReal sum = 0;
+  PetscInt  b   = 0;
+
+#if defined(_OPENMP)
+  #pragma omp parallel for num_threads((int)nthreads) schedule(static) reduction(+ : sum) reduction(max : b)
+#endif
+  for (PetscInt r = 0; r < m; r++) {
+    PetscInt s = 0; /* the row's sum fits: |i-j| < 2^31 / nnz per row on CSR-k blocks (32-bit local indices) */
+    for (PetscInt q = ai[r]; q < ai[r + 1]; q++) {
+      const PetscInt d = PetscAbsInt(r - aj[q]);
+      s += d;
+      b = PetscMax(b, d);
+    }
+    sum += (PetscReal)s;
+  }
+  *bw   = b;
+  *mean = sum / (PetscReal)PetscMax(ai[m], 1);
+}
+
+/*
+  MatCSRKAutoReorders - the auto ordering's rule for a block of m x n with the CSR arrays (ai, aj), *meandist its mean
+  |i-j|: a reordering's two gathers of x and y pay only where the product misses the cache for x, which a mesh's own
+  numbering, even with a large mean |i-j|, mostly does not (docs/design.md, "Default ordering")
+*/
+PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist)
+{
+  const PetscInt window = MatCSRKMachineL2Rows() / 4;
+  PetscInt       bw, local = 0;
+
+  MatCSRKDistances(m, ai, aj, 1, &bw, meandist);
+  if (m != n || m < 2 || n <= MatCSRKMachineL2Rows() || !CSRK_AUTO_SCRAMBLED(*meandist, m)) return PETSC_FALSE;
+  for (PetscInt r = 0; r < m; r++)
+    for (PetscInt q = ai[r]; q < ai[r + 1]; q++) local += PetscAbsInt(r - aj[q]) <= window;
+  return (PetscBool)(2 * local < ai[m]);
+}
+
 /*
   MatCSRKPlanExpect - the entries a build of the block A with the options opt will try, in order, and its expected
   cost, decided before anything is built from the options, a probe of the block's first rows and the machine file.
@@ -116,6 +156,12 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   PetscFunctionBegin;
   PetscCall(PetscMemzero(ex, sizeof(*ex)));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
+  if (opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER && opt->target == MAT_CSRK_TARGET_CPU) {
+    PetscReal dist;
+
+    ex->reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
+    if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
+  }
   if (opt->setup == MAT_CSRK_SETUP_EAGER || opt->target != MAT_CSRK_TARGET_CPU || MatCSRKKernelThreads(opt, ai[m]) > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
     for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
       ex->order[n++] = *v;
@@ -133,7 +179,7 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) rival[nr++].v = &MatCSRKVariantSymmetric;
   if (2 * nnoderows >= rows && !valuenodes) rival[nr++].v = &MatCSRKVariantNodes;
   if (inodes) rival[nr++].v = &MatCSRKVariantColumns32;
-  for (PetscInt i = 0; i < nr; i++) rival[i].gain = MatCSRKMachineGain(rival[i].v->rival, inodes);
+  for (PetscInt i = 0; i < nr; i++) rival[i].gain = MatCSRKMachineGain(rival[i].v->rival, inodes, "");
   for (PetscInt i = 0; i < nr; i++) { /* best first (a stable selection: ties keep the table's order) */
     PetscInt b = -1;
     for (PetscInt j = 0; j < nr; j++)
@@ -142,7 +188,10 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
     ex->order[n++] = rival[b].v;
     rival[b].gain  = 0;
   }
-  if (n) ex->cost = ex->order[0]->cost;
+  if (n) { /* the first entry's cost: measured on this machine for a rival, where the file has it */
+    const PetscReal measured = ex->order[0]->rival ? MatCSRKMachineGain(ex->order[0]->rival, inodes, ".cost") : 0;
+    ex->cost                 = measured > 0 ? measured : ex->order[0]->cost;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -188,75 +237,5 @@ PetscErrorCode MatCSRKPlanBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st)
     if (built) st->variant = *v;
   }
   PetscCall(PetscInfo(A, "Row loop: %s\n", st->variant ? st->variant->name : "none of those expected, AIJ's kernel"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The arrays of every structure, beside those of the variants */
-static const MatCSRKArray CSRKCommon[] = {CSRK_ARRAY(rowptr, CSRK_LEN_M1, PETSC_TRUE), CSRK_ARRAY(val, CSRK_LEN_NNZ, PETSC_TRUE), CSRK_ARRAY(srptr, CSRK_LEN_NSR1, PETSC_FALSE), CSRK_ARRAY(ssrptr, CSRK_LEN_NSSR1, PETSC_FALSE), CSRK_ARRAY(perm, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(srcptr, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(xwork, CSRK_LEN_N, PETSC_FALSE), CSRK_ARRAY(ywork, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(iperm, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(tstart, CSRK_LEN_THREADS1, PETSC_FALSE), {0, 0, CSRK_LEN_ONE, PETSC_FALSE}};
-
-static size_t CSRKArrayLength(const MatCSRKStructure *st, MatCSRKLength len)
-{
-  return (size_t)(PetscInt[]){st->nnz, st->m, st->m + 1, st->n, st->nsr + 1, st->nssr + 1, st->nthreads + 1, st->nnodes, st->npat + 1, st->patptr ? PetscMax(st->patptr[st->npat], 1) : 1, st->nnzu, 1}[len];
-}
-
-#define CSRKArrayAt(st, a) ((void **)((char *)(st) + (a)->field))
-#define CSRKArrayOwn(st, a) (!((a)->aij && (st)->shared)) /* not the AIJ array itself */
-
-/* the arrays of the list a of st: counted (bytes, if not NULL), copied from src (if not NULL), or freed */
-static PetscErrorCode CSRKArrays(const MatCSRKArray *a, MatCSRKStructure *st, const MatCSRKStructure *src, PetscLogDouble *bytes)
-{
-  PetscFunctionBegin;
-  for (; a->size; a++) {
-    void **p = CSRKArrayAt(st, a);
-    if (bytes) {
-      if (*p && CSRKArrayOwn(st, a)) *bytes += (PetscLogDouble)(a->size * CSRKArrayLength(st, a->len));
-    } else if (src) {
-      void *const *q = CSRKArrayAt(src, a);
-      *p             = NULL; /* shared: attached to the new matrix's AIJ arrays at its first use */
-      if (*q && CSRKArrayOwn(src, a)) {
-        PetscCall(PetscMalloc(a->size * CSRKArrayLength(src, a->len), p));
-        PetscCall(PetscMemcpy(*p, *q, a->size * CSRKArrayLength(src, a->len)));
-      }
-    } else if (CSRKArrayOwn(st, a)) PetscCall(PetscFree(*p));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* MatCSRKVariantFree - frees the arrays of a variant (its loop dropped, csrksetup.c) */
-PetscErrorCode MatCSRKVariantFree(const MatCSRKVariant *v, MatCSRKStructure *st)
-{
-  PetscFunctionBegin;
-  PetscCall(CSRKArrays(v->arrays, st, NULL, NULL));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The memory of the structure beyond the AIJ arrays (MatView(), MatCSRKGetInfo()) */
-void MatCSRKStructureCountBytes(MatCSRKStructure *st)
-{
-  st->bytes = 0;
-  (void)CSRKArrays(CSRKCommon, st, NULL, &st->bytes);
-  for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) (void)CSRKArrays((*v)->arrays, st, NULL, &st->bytes);
-}
-
-PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *src, MatCSRKStructure **out)
-{
-  MatCSRKStructure *st;
-
-  PetscFunctionBegin;
-  PetscCall(PetscNew(&st));
-  *st = *src;
-  PetscCall(CSRKArrays(CSRKCommon, st, src, NULL));
-  for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) PetscCall(CSRKArrays((*v)->arrays, st, src, NULL));
-  *out = st;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **st)
-{
-  PetscFunctionBegin;
-  if (!*st) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(CSRKArrays(CSRKCommon, *st, NULL, NULL));
-  for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) PetscCall(CSRKArrays((*v)->arrays, *st, NULL, NULL));
-  PetscCall(PetscFree(*st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

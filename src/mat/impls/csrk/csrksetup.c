@@ -37,22 +37,6 @@ PetscErrorCode MatSeqCSRKDropStructure(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* whether a reordering is still to come: the auto ordering's rule (MatCSRKAutoReorders()) */
-static PetscErrorCode CSRKReorderExpected(Mat A, const MatCSRKOptions *opt, PetscBool *reorder)
-{
-  const PetscInt *ai, *aj;
-  PetscInt        m = A->rmap->n;
-  PetscReal       dist;
-
-  PetscFunctionBegin;
-  *reorder = PETSC_FALSE;
-  if (opt->ordering != MAT_CSRK_ORDERING_AUTO || opt->setup == MAT_CSRK_SETUP_EAGER) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, NULL, NULL));
-  *reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
-  if (*reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, a reordering after %" PetscInt_FMT " products\n", (double)dist, m, CSRKSetUpWait((Mat_SeqCSRK *)A->spptr, CSRK_REORDER_PRODUCTS, ai[m])));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the set-up's work is the MatCSRKBuild event, and its time what the view reports: the same figure */
 static PetscErrorCode CSRKSetUpBegin(Mat A, PetscLogDouble *t0)
 {
@@ -98,7 +82,6 @@ static PetscErrorCode CSRKExpectedList(const MatCSRKExpect *ex, char *list, size
 static PetscErrorCode CSRKSetUpNewPattern(Mat A, Mat_SeqCSRK *sp)
 {
   MatCSRKBudget *b = &sp->budget;
-  MatCSRKOptions opt = sp->opt;
   char           list[128] = "";
   PetscLogDouble t0;
 
@@ -107,13 +90,12 @@ static PetscErrorCode CSRKSetUpNewPattern(Mat A, Mat_SeqCSRK *sp)
   PetscCall(MatSeqCSRKDropStructure(A));
   b->npattern = b->nvalues = 0;
   b->seen                  = -1;
-  PetscCall(CSRKReorderExpected(A, &sp->opt, &b->reorder));
-  if (opt.ordering == MAT_CSRK_ORDERING_AUTO && opt.setup != MAT_CSRK_SETUP_EAGER) opt.ordering = MAT_CSRK_ORDERING_NATURAL; /* the reordering waits */
-  PetscCall(MatCSRKPlanExpect(A, &opt, &b->ex));
+  PetscCall(MatCSRKPlanExpect(A, &sp->opt, &b->ex));
   b->expected = PETSC_TRUE;
   PetscCall(CSRKExpectedList(&b->ex, list, sizeof(list)));
+  if (b->ex.reorder) PetscCall(PetscInfo(A, "Set-up: the auto ordering's reordering after %" PetscInt_FMT " products\n", CSRKSetUpWait(sp, CSRK_REORDER_PRODUCTS, CSRKNonzeros(A))));
   if (b->ex.order[0]) PetscCall(PetscInfo(A, "Set-up: the structure (%s) is built after %" PetscInt_FMT " products\n", list, CSRKSetUpWait(sp, b->ex.cost, CSRKNonzeros(A))));
-  else PetscCall(PetscInfo(A, "Set-up: nothing would read fewer bytes than AIJ's kernel here, or beat it on this machine (%s): AIJ's kernel\n", MatCSRKMachineGain(NULL, PETSC_FALSE) > 0 ? "machine file" : "no machine file"));
+  else PetscCall(PetscInfo(A, "Set-up: nothing would read fewer bytes than AIJ's kernel here, or beat it on this machine (%s): AIJ's kernel\n", MatCSRKMachineGain(NULL, PETSC_FALSE, "") > 0 ? "machine file" : "no machine file"));
   PetscCall(CSRKSetUpEnd(A, t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -244,8 +226,8 @@ PetscErrorCode MatSeqCSRKSetUp(Mat A, PetscBool product, MatCSRKStructure **st)
   }
   /* the products before this one pay */
   nnz = CSRKNonzeros(A);
-  if (b->reorder && b->npattern >= CSRKSetUpWait(sp, CSRK_REORDER_PRODUCTS, nnz)) {
-    b->reorder = PETSC_FALSE;
+  if (b->ex.reorder && b->npattern >= CSRKSetUpWait(sp, CSRK_REORDER_PRODUCTS, nnz)) {
+    b->ex.reorder = PETSC_FALSE;
     PetscCall(CSRKSetUpReorder(A, sp));
   } else if (!sp->st && b->ex.order[0] && b->nvalues >= CSRKSetUpWait(sp, b->ex.cost, nnz)) {
     MatCSRKOptions opt = sp->opt;
