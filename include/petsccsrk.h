@@ -25,7 +25,19 @@
 #define MATSEQCSRKCUDA "seqaijcsrkcuda"
 #define MATMPICSRKCUDA "mpiaijcsrkcuda"
 
-/* Band-k, also available to any PETSc program through MatGetOrdering() */
+/*MC
+   MATORDERINGBANDK - "bandk" - the Band-k ordering of the CSR-k paper for `MatGetOrdering()` on any square matrix:
+   METIS coarsening of the rows into super-rows (and super-super-rows), then a weighted reverse Cuthill-McKee of each
+   coarse level, so that rows grouped together are numbered together
+
+   Level: intermediate
+
+   Note:
+   Registered by `MatCSRKRegister()` (and by loading the library with -dll_append); `MATCSRK` uses it with
+   `-mat_csrk_ordering bandk`.
+
+.seealso: `MatGetOrdering()`, `MatCSRKSetOrdering()`, `MatCSRKOrdering`, `MATCSRK`
+M*/
 #define MATORDERINGBANDK "bandk"
 
 /*E
@@ -34,8 +46,9 @@
 $  MAT_CSRK_ORDERING_NATURAL - keep the user's ordering
 $  MAT_CSRK_ORDERING_RCM     - reverse Cuthill-McKee (George-Liu start nodes, as PETSc's MatGetOrdering() RCM), computed on the matrix's own rows in O(nonzeros)
 $  MAT_CSRK_ORDERING_BANDK   - Band-k: METIS coarsening into super-rows (and super-super-rows), weighted RCM of each coarse level
-$  MAT_CSRK_ORDERING_AUTO    - (default) natural when the user's ordering is near banded; else RCM is computed, a product
-$                              is timed in both orders and the faster is kept (docs/design.md, "Default ordering")
+$  MAT_CSRK_ORDERING_AUTO    - (default) RCM for a scrambled block whose vectors exceed the core's L2 cache (mean |i-j|
+$                              above rows/16, fewer than half the nonzeros near their row), after 1,200 products under
+$                              the set-up budget; natural otherwise (docs/design.md, "Default ordering")
 
    Options Database Key:
 .  -mat_csrk_ordering <natural,rcm,bandk,auto> - the ordering
@@ -58,10 +71,13 @@ PETSC_EXTERN const char *const MatCSRKOrderings[];
 /*E
    MatCSRKSetup - when the CPU kernels' CSR-k structure is built and its values refreshed
 
-$  MAT_CSRK_SETUP_BUDGET - (default) the products run with PETSc's AIJ kernel until the time they took can pay for the
-$                          build; a value change is copied in under the same rule; a structure whose products are no
-$                          faster than AIJ's is dropped (docs/design.md, "Set-up budget")
-$  MAT_CSRK_SETUP_EAGER  - built at the first product and refreshed at the first product after each value change
+$  MAT_CSRK_SETUP_BUDGET - (default) the products run with PETSc's AIJ kernel until a count of them, the expected cost
+$                          of the build in AIJ products over 5 %, has paid for it; a value change is copied in under the
+$                          same rule. What is built is decided before, from the matrix, the options and the machine file
+$                          (`make tune`): nothing where no variant reads fewer bytes than AIJ's kernel or was measured
+$                          faster on this processor. Nothing is timed: the same bits every run (docs/design.md, "Set-up")
+$  MAT_CSRK_SETUP_EAGER  - built at the first product, with every variant the options allow whatever the machine file
+$                          says, and refreshed at the first product after each value change (benchmarks, tests)
 
    Options Database Key:
 .  -mat_csrk_setup <budget,eager> - the rule

@@ -1,7 +1,8 @@
 static const char help[] = "KSP CG with aij and csrk: the same default preconditioner, the same iteration counts, the same solution.\n"
                            "  -problem <name> -n <n> | -f <file>, -pcs <default,jacobi,gamg,...>, plus -mat_csrk_* options\n"
                            "  -solution <file>  the csrk solutions written to a PETSc binary file (to compare runs byte for byte)\n"
-                           "  -max_it <n>       iterations at most (default 2000; fewer than convergence needs is not a failure)\n"
+                           "  -max_it <n>       iterations at most (default 2000; fewer than convergence needs is not a failure, and the\n"
+                           "                    solutions are then compared to 1e-3 instead of 1e-6)\n"
                            "  -rtol <r>         relative tolerance (default 1e-8; 1e-30 runs max_it iterations)\n";
 
 #include <petsccsrk.h>
@@ -106,7 +107,8 @@ int main(int argc, char **argv)
     PetscCall(VecAXPY(xc, -1.0, xa));
     PetscCall(VecNorm(xc, NORM_2, &dx));
     dx /= PetscMax(nx, PETSC_SMALL);
-    if (ia != ic || !samepc || !(dx <= 1e-6)) {
+    /* a solve stopped at -max_it before it converged differs by its summation order, not only by rounding */
+    if (ia != ic || !samepc || !(dx <= (ia < MaxIts ? 1e-6 : 1e-3))) {
       nfail++;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL "));
     }

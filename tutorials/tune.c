@@ -5,7 +5,8 @@ static const char help[] = "Measures once, on this machine, the CPU row loops of
                            "  -o <file>          the machine file to write (required)\n"
                            "  -n_plain <n>       size of the scalar P1 matrix, fem3d (default 80: 512 k rows)\n"
                            "  -n_inodes <n>      size of the elasticity matrix, femelast3d, bs 3 (default 40: 192 k rows, 8.3 M nonzeros)\n"
-                           "  -rounds <r>        interleaved rounds, the best of which counts (default 5)\n"
+                           "  -n_slices <n>      size of the 7-point stencil whose row slices' set-up is timed (default 100: 1 M rows)\n"
+                           "  -rounds <r>        interleaved rounds, the best of which counts (default 10)\n"
                            "  -products <p>      products a round (default 20)\n";
 
 #include <petsccsrk.h>
@@ -108,10 +109,45 @@ static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the set-up of the row slices (a stencil's fewer bytes, built by rule) in AIJ products: its build time, the slowest
+   rank's, over the best product of AIJ's kernel */
+static PetscErrorCode SlicesCost(PetscInt n, PetscInt products, PetscReal *cost)
+{
+  Mat         A, C;
+  Vec         x, y;
+  MatCSRKInfo info;
+  PetscReal   tbest = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, "lap3d7", n, 1, &A));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  for (PetscInt r = 0; r < 3; r++) {
+    double t0, t, tmax;
+    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    t0 = MPI_Wtime();
+    for (PetscInt p = 0; p < products; p++) PetscCall(MatMult(A, x, y));
+    t = (MPI_Wtime() - t0) / products;
+    PetscCallMPI(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+    tbest = tbest > 0 ? PetscMin(tbest, tmax) : tmax;
+  }
+  PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
+  PetscCall(MatCSRKSetNumThreads(C, 1));
+  PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
+  PetscCall(MatCSRKGetInfo(C, &info)); /* eager: builds it */
+  *cost = info.nsliced > 0 ? info.build_time / tbest : 0;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "lap3d7-n%d: row slices (%s) set up in %.1f AIJ products\n", (int)n, info.variant, (double)*cost));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   const char *classes[2] = {"plain", "inodes"}, *problems[2] = {"fem3d", "femelast3d"};
-  PetscInt    n[2] = {80, 40}, rounds = 5, products = 20;
+  PetscInt    n[3] = {80, 40, 100}, rounds = 10, products = 20;
   char        file[PETSC_MAX_PATH_LEN], model[256], date[64];
   PetscMPIInt size, rank;
   PetscBool   set;
@@ -124,6 +160,7 @@ int main(int argc, char **argv)
   PetscCheck(set, PETSC_COMM_WORLD, PETSC_ERR_USER, "-o <file>: the machine file to write");
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_plain", &n[0], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_inodes", &n[1], NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_slices", &n[2], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-rounds", &rounds, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-products", &products, NULL));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -136,7 +173,8 @@ int main(int argc, char **argv)
     fprintf(f, "# petsc-csrk machine file, written by tutorials/tune (make tune) on %s, %d MPI ranks\n", date, size);
     fprintf(f, "# <rival>.<plain|inodes> <AIJ product time / rival product time>, best of %d rounds of %d products, and\n", (int)rounds, (int)products);
     fprintf(f, "# <rival>.<plain|inodes>.cost <its set-up, in AIJ products>,\n");
-    fprintf(f, "# on fem3d n = %d (AIJ without inodes: plain) and femelast3d n = %d (AIJ's inode kernel: inodes)\n", (int)n[0], (int)n[1]);
+    fprintf(f, "# on fem3d n = %d (AIJ without inodes: plain) and femelast3d n = %d (AIJ's inode kernel: inodes); the row\n", (int)n[0], (int)n[1]);
+    fprintf(f, "# slices' set-up on the 7-point stencil n = %d\n", (int)n[2]);
     fprintf(f, "cpu %s\n", model);
   }
   for (int k = 0; k < 2; k++) {
@@ -151,6 +189,11 @@ int main(int argc, char **argv)
       if (f) fprintf(f, "%s.%s %.3f\n%s.%s.cost %.1f\n", candidates[c].key, classes[k], (double)(best[0] / best[c]), candidates[c].key, classes[k], (double)(setup[c] / best[0]));
     }
     PetscCall(MatDestroy(&A));
+  }
+  {
+    PetscReal cost = 0;
+    PetscCall(SlicesCost(n[2], products, &cost));
+    if (f && cost > 0) fprintf(f, "slices.plain.cost %.1f\n", (double)cost);
   }
   if (f) fclose(f);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "machine file written: %s\n", file));

@@ -76,6 +76,8 @@ static PetscErrorCode CSRKOptionsIntDecide(CSRKOptionItems PetscOptionsObject, c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#define CSRK_OPTIONS_TITLE "CSR-k matrix options"
+
 /* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option.
    Options that were removed are errors too, so that a script that still passes one learns it instead of PETSc
    leaving it unused with at most a warning. */
@@ -93,7 +95,7 @@ static PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObj
     PetscCall(PetscOptionsHasName(PetscOptionsObject->options, prefix, removed[i][0], &has));
     PetscCheck(!has, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Option -%s%s was removed: %s", prefix ? prefix : "", removed[i][0] + 1, removed[i][1]);
   }
-  PetscOptionsHeadBegin(PetscOptionsObject, "CSR-k matrix options");
+  PetscOptionsHeadBegin(PetscOptionsObject, CSRK_OPTIONS_TITLE);
   PetscCall(PetscOptionsInt("-mat_csrk_k", "Levels of the CSR-k structure: 1 (CSR), 2 (super-rows), 3 (super-super-rows)", "MatCSRKSetLevels", opt->k, &opt->k, NULL));
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule); for the GPU block kernel, lanes per node (2, 4, 8, 16 or 32)", "MatCSRKSetSizes", &opt->sr_size));
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size));
@@ -123,8 +125,7 @@ PetscErrorCode MatCSRKOptionsFromMat(Mat A, MatCSRKOptions *opt)
 
   PetscFunctionBegin;
   MatCSRKOptionsDefault(opt);
-  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, "CSR-k conversion", "Mat");
-  PetscOptionsObject->alreadyprinted = PETSC_TRUE; /* -help lists them once, with the matrix's other options (MatSetFromOptions()) */
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, CSRK_OPTIONS_TITLE, "Mat");
   PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, PETSC_FALSE, opt, &changed));
   PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -253,8 +254,9 @@ static PetscErrorCode MatCSRKSetOptions_Private(Mat A, const MatCSRKOptions *opt
 }
 
 /* MatSetFromOptions() of both types: AIJ's, then the -mat_csrk_* options (with the CUDA ones on the CUDA types),
-   handed to the matrix where they changed */
-PetscErrorCode MatSetFromOptions_CSRK(Mat A, CSRKOptionItems PetscOptionsObject)
+   handed to the matrix where they changed. They are read in a block of their own under the title of the conversion's,
+   which read them first, so that -help lists them once (the CUDA types' list, which adds the GPU's, has its own) */
+PetscErrorCode MatSetFromOptions_CSRK(Mat A, CSRKOptionItems PetscOptionsObjectAIJ)
 {
   const struct _MatOps *base;
   MatCSRKOptions        opt;
@@ -264,9 +266,11 @@ PetscErrorCode MatSetFromOptions_CSRK(Mat A, CSRKOptionItems PetscOptionsObject)
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &cuda, MATSEQCSRKCUDA, MATMPICSRKCUDA, ""));
   PetscCall(MatCSRKGetBaseOps(mpi, &base));
-  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObject));
+  if (base->setfromoptions) PetscCall((*base->setfromoptions)(A, PetscOptionsObjectAIJ));
   PetscCall(MatCSRKGetOptions_CSRK(A, &opt));
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), ((PetscObject)A)->prefix, cuda ? CSRK_OPTIONS_TITLE " (GPU)" : CSRK_OPTIONS_TITLE, "Mat");
   PetscCall(MatCSRKOptionsFromDatabase(PetscOptionsObject, ((PetscObject)A)->prefix, cuda, &opt, &changed));
+  PetscOptionsEnd();
   if (changed) PetscCall(MatCSRKSetOptions_Private(A, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -492,14 +496,15 @@ PetscErrorCode MatCSRKSetNumThreads(Mat A, PetscInt nthreads)
   Notes:
   The structure costs a build (a pattern search, value copies, maybe an ordering) and a copy of the values at each
   change, which only faster products pay back. With `MAT_CSRK_SETUP_BUDGET` the products run with PETSc's AIJ kernel
-  until the time they took would pay for the set-up; the row slices of a one-thread block are then filled a part at a
-  product, the rows not yet filled running the AIJ loop, and other structures are built whole. A value change is
-  copied in under the same rule, and a structure no faster than AIJ's product is dropped until the nonzero pattern
-  changes. So a short solve runs about as with `MATAIJ` and a long one gets the structure after tens of products
-  (the rule and its constants: docs/design.md, "Set-up budget"). `MAT_CSRK_SETUP_EAGER` builds the whole structure at
-  the first product, for benchmarks of the kernels and runs known to be long. `MatCSRKGetInfo()` reports what a block
-  has under the budget and builds it under `MAT_CSRK_SETUP_EAGER`. The GPU type builds its device copy at the first
-  product.
+  until a count of them has paid for the set-up at 5 % of their time: the expected variant's cost in AIJ products
+  (20 to 600 products; a rival of AIJ's kernel at the cost the machine file measured). What is built is decided before
+  the build from the matrix, the options and the machine file that `make tune` writes, never from timings in the run,
+  so the results are the same bits every run. A value change is copied in under the same rule. So a short solve runs
+  as with `MATAIJ` and a long one gets the structure after a number of products known in advance (the view and
+  `-info` say it; the rule and its constants: docs/design.md, "Set-up"). `MAT_CSRK_SETUP_EAGER` builds at the first
+  product with every variant the options allow, whatever the machine file says, for benchmarks of the kernels and
+  tests. `MatCSRKGetInfo()` reports what a block has (and what it will build, `expected`, after `wait` products) under
+  the budget, and builds it under `MAT_CSRK_SETUP_EAGER`. The GPU type builds its device copy at the first product.
 
 .seealso: `MATCSRK`, `MatCSRKSetup`, `MatCSRKGetInfo()`
 @*/
@@ -616,7 +621,8 @@ PetscErrorCode MatCSRKSetCUDAKernel(Mat A, MatCSRKCUDAKernel kernel)
 
   Note:
   Under the default set-up budget (`MatCSRKSetSetup()`) the summary is that of what the products have built so far
-  (`MatCSRKInfo.nbuilds` is 0 before the structure exists); under `MAT_CSRK_SETUP_EAGER` the structure is built first.
+  (`MatCSRKInfo.nbuilds` is 0 before the structure exists), with what the set-up will build (`MatCSRKInfo.expected`)
+  and after how many products (`MatCSRKInfo.wait`); under `MAT_CSRK_SETUP_EAGER` the structure is built first.
 
 .seealso: `MATCSRK`, `MatCSRKInfo`
 @*/

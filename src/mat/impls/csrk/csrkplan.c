@@ -188,8 +188,8 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
     ex->order[n++] = rival[b].v;
     rival[b].gain  = 0;
   }
-  if (n) { /* the first entry's cost: measured on this machine for a rival, where the file has it */
-    const PetscReal measured = ex->order[0]->rival ? MatCSRKMachineGain(ex->order[0]->rival, inodes, ".cost") : 0;
+  if (n) { /* the first entry's cost: measured on this machine, where the file has it */
+    const PetscReal measured = MatCSRKMachineGain(ex->order[0]->rival ? ex->order[0]->rival : ex->order[0]->name, inodes, ".cost");
     ex->cost                 = measured > 0 ? measured : ex->order[0]->cost;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
