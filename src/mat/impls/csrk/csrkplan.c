@@ -100,7 +100,7 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
   #pragma omp parallel for num_threads((int)nthreads) schedule(static) reduction(+ : sum) reduction(max : b)
 #endif
   for (PetscInt r = 0; r < m; r++) {
-    PetscInt s = 0; /* the row's sum fits: |i-j| < 2^31 / nnz per row on CSR-k blocks (32-bit local indices) */
+    PetscInt64 s = 0; /* a dense row's sum does not fit 32 bits */
     for (PetscInt q = ai[r]; q < ai[r + 1]; q++) {
       const PetscInt d = PetscAbsInt(r - aj[q]);
       s += d;

@@ -13,7 +13,6 @@
    scrambled block waits for a count of its own.
 */
 #include "csrkimpl.h"
-#include <string.h>
 
 #define CSRK_SETUP_BUDGET     0.05   /* fraction of the products' time a set-up may spend (about 3 % of a CG solve's time) */
 #define CSRK_REORDER_PRODUCTS 60.0   /* expected cost of a reordering and the build in its order, in AIJ products */
