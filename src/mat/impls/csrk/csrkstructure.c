@@ -179,7 +179,7 @@ static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const 
 #endif
   for (PetscInt k = 0; k < nrows; k++) {
     const PetscInt r = k * stride;
-    PetscInt       s = 0; /* fits: |i-j| < 2^31 / nnz per row on CSR-k blocks (32-bit local indices) */
+    PetscInt64     s = 0; /* a dense row's sum does not fit 32 bits */
     if (k + 16 < nrows) __builtin_prefetch(ai + perm[r + 16 * stride]);
     if (k + 8 < nrows) __builtin_prefetch(aj + ai[perm[r + 8 * stride]]);
     for (PetscInt q = ai[perm[r]]; q < ai[perm[r] + 1]; q++) s += PetscAbsInt(r - (PetscInt)iperm[aj[q]]);
