@@ -204,5 +204,6 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetSetup(Mat, MatCSRKSetup);
 PETSC_EXTERN PetscErrorCode MatCSRKSetFeature(Mat, MatCSRKFeature, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);
+PETSC_EXTERN PetscErrorCode MatCSRKWriteMachineFile(MPI_Comm, const char[], const char[], PetscInt, const char *const[]);
 
 #endif

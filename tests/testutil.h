@@ -1,45 +1,29 @@
 /* Helpers shared by the test programs */
 #ifndef CSRK_TESTUTIL_H
 #define CSRK_TESTUTIL_H
-#include <petscvec.h>
+#include <petsccsrk.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 /* -machine "<key> <gain>,...": a machine file for this processor holding those measurements (the keys of
-   src/mat/impls/csrk/csrkmachine.c), written by rank 0 and named with -mat_csrk_machine_file, so that a test sees the
-   rivals of AIJ's kernel chosen as a measured machine would have them; call before MatCSRKRegister(). Without
-   -machine: -mat_csrk_machine_file none, whatever make tune wrote beside the library. */
+   src/mat/impls/csrk/csrkmachine.c), named with -mat_csrk_machine_file, so that a test sees the rivals of AIJ's kernel
+   chosen as a measured machine would have them; call before MatCSRKRegister(). Without -machine:
+   -mat_csrk_machine_file none, whatever make tune wrote beside the library. */
 static inline PetscErrorCode TestMachineFile(void)
 {
-  char        keys[256] = "", file[64] = "none", model[256] = "", line[256];
+  char        keys[256] = "", file[64] = "none";
+  const char *lines[16];
+  PetscInt    n = 0;
   PetscBool   set;
-  PetscMPIInt rank;
 
   PetscFunctionBegin;
   PetscCall(PetscOptionsGetString(NULL, NULL, "-machine", keys, sizeof(keys), &set));
   if (set) {
-    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
     PetscCall(PetscSNPrintf(file, sizeof(file), "csrk-machine-test-%d.txt", (int)getpid()));
     PetscCallMPI(MPI_Bcast(file, sizeof(file), MPI_CHAR, 0, PETSC_COMM_WORLD));
-    if (!rank) {
-      FILE *f = fopen("/proc/cpuinfo", "r"), *o;
-      while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-          const char *v = strchr(line, ':') + 1;
-          while (*v == ' ' || *v == '\t') v++;
-          snprintf(model, sizeof(model), "%s", v);
-          model[strcspn(model, "\n")] = 0;
-          break;
-        }
-      if (f) fclose(f);
-      o = fopen(file, "w");
-      PetscCheck(o, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", file);
-      fprintf(o, "cpu %s\n", model);
-      for (char *k = strtok(keys, ","); k; k = strtok(NULL, ",")) fprintf(o, "%s\n", k);
-      fclose(o);
-    }
-    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    for (char *k = strtok(keys, ","); k && n < 16; k = strtok(NULL, ",")) lines[n++] = k;
+    PetscCall(MatCSRKWriteMachineFile(PETSC_COMM_WORLD, file, "written by a test (tests/testutil.h)", n, lines));
   }
   PetscCall(PetscOptionsSetValue(NULL, "-mat_csrk_machine_file", file));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -11,8 +11,6 @@ static const char help[] = "Measures once, on this machine, the CPU row loops of
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
-#include <stdio.h>
-#include <string.h>
 
 /* the candidates: AIJ's kernel (the reference), then each rival with the features that make the build choose it */
 typedef struct {
@@ -27,25 +25,6 @@ static const Candidate candidates[] = {
   {"plain_loop", "columns32", PETSC_FALSE, PETSC_FALSE},
 };
 #define NCAND ((int)(sizeof(candidates) / sizeof(candidates[0])))
-
-/* the processor's model name, as the plugin reads it */
-static void CPUModel(char *model, size_t len)
-{
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char  line[256];
-
-  model[0] = 0;
-  if (!f) return;
-  while (fgets(line, sizeof(line), f))
-    if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-      const char *v = strchr(line, ':') + 1;
-      while (*v == ' ' || *v == '\t') v++;
-      snprintf(model, len, "%s", v);
-      model[strcspn(model, "\n")] = 0;
-      break;
-    }
-  fclose(f);
-}
 
 /* the matrix of candidate c: A itself (AIJ), or a CSR-k copy built at once with the candidate's row loop (NULL where
    the build gives another one: the rival does not apply to this matrix) */
@@ -148,10 +127,11 @@ int main(int argc, char **argv)
 {
   const char *classes[2] = {"plain", "inodes"}, *problems[2] = {"fem3d", "femelast3d"};
   PetscInt    n[3] = {80, 40, 100}, rounds = 10, products = 20;
-  char        file[PETSC_MAX_PATH_LEN], model[256], date[64];
-  PetscMPIInt size, rank;
+  char        file[PETSC_MAX_PATH_LEN], date[64], comment[512], buf[16][64];
+  const char *lines[16];
+  PetscInt    nl = 0;
+  PetscMPIInt size;
   PetscBool   set;
-  FILE       *f = NULL;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -164,19 +144,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-rounds", &rounds, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-products", &products, NULL));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  CPUModel(model, sizeof(model));
   PetscCall(PetscGetDate(date, sizeof(date)));
-  if (rank == 0) {
-    f = fopen(file, "w");
-    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write the machine file %s", file);
-    fprintf(f, "# petsc-csrk machine file, written by tutorials/tune (make tune) on %s, %d MPI ranks\n", date, size);
-    fprintf(f, "# <rival>.<plain|inodes> <AIJ product time / rival product time>, best of %d rounds of %d products, and\n", (int)rounds, (int)products);
-    fprintf(f, "# <rival>.<plain|inodes>.cost <its set-up, in AIJ products>,\n");
-    fprintf(f, "# on fem3d n = %d (AIJ without inodes: plain) and femelast3d n = %d (AIJ's inode kernel: inodes); the row\n", (int)n[0], (int)n[1]);
-    fprintf(f, "# slices' set-up on the 7-point stencil n = %d\n", (int)n[2]);
-    fprintf(f, "cpu %s\n", model);
-  }
   for (int k = 0; k < 2; k++) {
     Mat       A;
     PetscReal best[NCAND], setup[NCAND];
@@ -186,16 +154,24 @@ int main(int argc, char **argv)
     for (int c = 1; c < NCAND; c++) {
       if (!(best[c] > 0)) continue;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s-n%d: %s %.1f us, AIJ %.1f us: %s.%s %.3f, set-up %.1f AIJ products\n", problems[k], (int)n[k], candidates[c].variant, 1e6 * best[c], 1e6 * best[0], candidates[c].key, classes[k], (double)(best[0] / best[c]), (double)(setup[c] / best[0])));
-      if (f) fprintf(f, "%s.%s %.3f\n%s.%s.cost %.1f\n", candidates[c].key, classes[k], (double)(best[0] / best[c]), candidates[c].key, classes[k], (double)(setup[c] / best[0]));
+      PetscCall(PetscSNPrintf(buf[nl++], sizeof(buf[0]), "%s.%s %.3f", candidates[c].key, classes[k], (double)(best[0] / best[c])));
+      PetscCall(PetscSNPrintf(buf[nl++], sizeof(buf[0]), "%s.%s.cost %.1f", candidates[c].key, classes[k], (double)(setup[c] / best[0])));
     }
     PetscCall(MatDestroy(&A));
   }
   {
     PetscReal cost = 0;
     PetscCall(SlicesCost(n[2], products, &cost));
-    if (f && cost > 0) fprintf(f, "slices.plain.cost %.1f\n", (double)cost);
+    if (cost > 0) PetscCall(PetscSNPrintf(buf[nl++], sizeof(buf[0]), "slices.plain.cost %.1f", (double)cost));
   }
-  if (f) fclose(f);
+  PetscCall(PetscSNPrintf(comment, sizeof(comment),
+                          "petsc-csrk machine file, written by tutorials/tune (make tune) on %s, %d MPI ranks\n"
+                          "<rival>.<plain|inodes> <AIJ product time / rival product time>, best of %d rounds of %d products, and\n"
+                          "<rival>.<plain|inodes>.cost <its set-up, in AIJ products>, on fem3d n = %d (AIJ without inodes: plain)\n"
+                          "and femelast3d n = %d (AIJ's inode kernel: inodes); the row slices' set-up on the 7-point stencil n = %d",
+                          date, size, (int)rounds, (int)products, (int)n[0], (int)n[1], (int)n[2]));
+  for (PetscInt i = 0; i < nl; i++) lines[i] = buf[i];
+  PetscCall(MatCSRKWriteMachineFile(PETSC_COMM_WORLD, file, comment, nl, lines));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "machine file written: %s\n", file));
   PetscCall(PetscFinalize());
   return 0;

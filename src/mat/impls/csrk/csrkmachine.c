@@ -44,6 +44,53 @@ static void CSRKCPUModel(char *model, size_t len)
   fclose(f);
 }
 
+/*@C
+  MatCSRKWriteMachineFile - writes a machine file: comment lines, the processor's model (a file is read only on the
+  processor it was measured on) and the measurements
+
+  Collective
+
+  Input Parameters:
++ comm    - the communicator whose first rank writes
+. file    - the file
+. comment - text written as comment lines (lines separated by newlines), or `NULL`
+. n       - the number of measurements
+- lines   - the measurements, "<rival>.<plain|inodes> <AIJ time / rival time>" or "<entry>.<plain|inodes>.cost <set-up in
+            AIJ products>"
+
+  Level: developer
+
+  Note:
+  `make tune` (tutorials/tune.c) writes the file the plugin reads by default, csrk-machine.txt beside the library;
+  `-mat_csrk_machine_file` names another, read once when the plugin is registered.
+
+.seealso: `MATCSRK`, `MatCSRKRegister()`
+@*/
+PetscErrorCode MatCSRKWriteMachineFile(MPI_Comm comm, const char file[], const char comment[], PetscInt n, const char *const lines[])
+{
+  PetscMPIInt rank;
+  char        model[256];
+  FILE       *f;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    f = fopen(file, "w");
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write the machine file %s", file);
+    for (const char *c = comment; c && *c;) {
+      const size_t len = strcspn(c, "\n");
+      fprintf(f, "# %.*s\n", (int)len, c);
+      c += len + (c[len] ? 1 : 0);
+    }
+    CSRKCPUModel(model, sizeof(model));
+    fprintf(f, "cpu %s\n", model);
+    for (PetscInt i = 0; i < n; i++) fprintf(f, "%s\n", lines[i]);
+    PetscCheck(!fclose(f), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write the machine file %s", file);
+  }
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the default file: csrk-machine.txt in the folder of this library */
 static PetscErrorCode CSRKMachineDefaultFile(char *file, size_t len)
 {
