@@ -37,7 +37,6 @@ static void MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->nthreads = PETSC_DECIDE;
   for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++) opt->feature[f] = PETSC_TRUE;
   opt->setup       = MAT_CSRK_SETUP_BUDGET;
-  opt->target      = MAT_CSRK_TARGET_CPU;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
 }
 
@@ -47,7 +46,7 @@ PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
   for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++)
     if (f != MAT_CSRK_CUDA_HALO_PINNED && a->feature[f] != b->feature[f]) return PETSC_FALSE;
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->target == b->target && a->cuda_kernel == b->cuda_kernel);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->cuda_kernel == b->cuda_kernel);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -176,7 +175,7 @@ PetscErrorCode MatCSRKGetOptions_CSRK(Mat A, MatCSRKOptions *opt)
 PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
 {
   const struct _MatOps *base;
-  PetscBool             mpi, isascii;
+  PetscBool             mpi, isascii, gpu;
   PetscViewerFormat     format;
   MatCSRKOptions        opt;
   MatCSRKInfo           info;
@@ -203,7 +202,8 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
     if (opt.ssr_size != PETSC_DECIDE) PetscCall(PetscSNPrintf(ssr, sizeof(ssr), "%" PetscInt_FMT, opt.ssr_size));
     PetscCall(PetscSNPrintf(sizes, sizeof(sizes), ", super-row size %s%s%s", sr, opt.k == 3 ? ", super-super-row size " : "", opt.k == 3 ? ssr : ""));
   }
-  if (opt.target == MAT_CSRK_TARGET_GPU) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &gpu, MATSEQCSRKCUDA, MATMPICSRKCUDA, ""));
+  if (gpu) PetscCall(PetscSNPrintf(run, sizeof(run), "GPU kernel %s", MatCSRKCUDAKernels[opt.cuda_kernel]));
   else PetscCall(PetscSNPrintf(run, sizeof(run), "set-up %s, %" PetscInt_FMT " OpenMP thread%s%s", MatCSRKSetups[opt.setup], info.nthreads, info.nthreads == 1 ? "" : "s", mpi ? " per rank" : ""));
   PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k options: ordering %s, k = %" PetscInt_FMT "%s, %s\n", MatCSRKOrderings[opt.ordering], opt.k, sizes, run));
   if (!info.nsr) { /* no structure in effect (a built one has super-rows) */
@@ -227,7 +227,6 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "ordering %s, bandwidth %" PetscInt_FMT " before ordering, %" PetscInt_FMT " after\n", MatCSRKOrderings[info.ordering], info.bw_before, info.bw_after));
   PetscCall(PetscViewerASCIIPrintf(viewer, "set-up time %g s (the MatCSRKBuild event of -log_view), memory overhead %g MB (%.0f%% of the AIJ storage)\n", info.build_time, info.bytes / 1048576.0, 100.0 * info.bytes / PetscMax(1.0, aijbytes)));
   PetscCall(PetscViewerASCIIPrintf(viewer, "products: %" PetscInt_FMT " with AIJ's kernel before the build, %" PetscInt_FMT " with the structure\n", info.nbase, info.nfast));
-  if (mpi && ((Mat_MPICSRK *)A->spptr)->cuda) PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.feature[MAT_CSRK_CUDA_HALO_PINNED] ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

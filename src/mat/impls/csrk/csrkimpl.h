@@ -23,10 +23,6 @@ typedef int32_t CSRKIdx;
 /* Entries at most this far from the diagonal (in the stored numbering) in every row: columns as 16-bit offsets */
 #define CSRK_COLOFF_MAX INT16_MAX
 
-/* The kernels a host structure is built for: the CPU's, or the GPU type's when it multiplies on the host (sizes from
-   the GPU model, 32-bit columns, no CPU-only row loops and no timing of the reordering on the CPU) */
-typedef enum { MAT_CSRK_TARGET_CPU, MAT_CSRK_TARGET_GPU } MatCSRKTarget;
-
 /* Options of one matrix: set at the MPI level and copied to its blocks. */
 typedef struct {
   PetscInt        k;        /* 1, 2 or 3 */
@@ -36,7 +32,6 @@ typedef struct {
   PetscInt        nthreads; /* PETSC_DECIDE: MatCSRKDefaultThreads() (one, unless OMP_NUM_THREADS is set) */
   PetscBool       feature[MAT_CSRK_NUM_FEATURES]; /* MatCSRKSetFeature(), indexed by MatCSRKFeature */
   MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
-  MatCSRKTarget   target;   /* set by the type: the CUDA types' host structure is the GPU's (the build reads it through its plan) */
   MatCSRKCUDAKernel cuda_kernel; /* CUDA type */
 } MatCSRKOptions;
 
@@ -96,7 +91,6 @@ typedef struct _n_MatCSRKStructure {
 typedef struct {
   const MatCSRKOptions *opt;
   const PetscInt       *aj;        /* the AIJ columns */
-  PetscBool             cpu;       /* the CPU target: the CPU's row loops apply (the GPU's host structure is its 32-bit columns) */
   PetscBool             onethread; /* one thread in the natural order: the AIJ loop over the AIJ arrays, unless the rows make slices */
   PetscBool             compress;  /* 16-bit offsets from the diagonal, where the bandwidth lets them */
   PetscBool             patterns;  /* row patterns, where the rows let them */
@@ -165,14 +159,7 @@ typedef struct {
   PetscInt         nbase, nfast; /* products run each way, for MatCSRKGetInfo() */
 } MatCSRKBudget;
 
-/* CUDA types: the COO assembly of the AIJ base type, which reads the values on the host (cuda/csrkcuda.c) */
-typedef struct {
-  PetscCount ncoo; /* entries given to MatSetPreallocationCOO() */
-  PetscErrorCode (*preallocation)(Mat, PetscCount, PetscInt[], PetscInt[]);
-  PetscErrorCode (*values)(Mat, const PetscScalar[], InsertMode);
-} MatCSRKCOO;
-
-/* spptr of a sequential CSR-k matrix */
+/* spptr of a sequential CSR-k matrix; the CUDA type's begins with one (cuda/csrkcuda.h) */
 typedef struct {
   MatCSRKOptions    opt;
   MatCSRKBudget     budget;
@@ -182,22 +169,15 @@ typedef struct {
   PetscBool         stale;   /* options changed: rebuild at next use */
   PetscInt          nbuilds, nrefresh;
   PetscLogDouble    setup_time; /* the set-up's seconds so far (probes, builds, value copies): the MatCSRKBuild event's */
-  void             *cuda;    /* CUDA type: its device data (Mat_SeqCSRKCUDA, cuda/csrkcuda.h) */
-  MatCSRKCOO        coo;     /* CUDA type: the COO assembly of MATSEQAIJ */
   PetscBool         offdiag; /* off-diagonal block of an MPI matrix: its input is the matrix's own ghost vector */
 } Mat_SeqCSRK;
 
-/* spptr of an MPI CSR-k matrix */
-typedef struct _n_CSRKHalo *CSRKHalo; /* cuda/csrkcudahalo.cu */
+/* spptr of an MPI CSR-k matrix; the CUDA type's begins with one (cuda/csrkcuda.h), whose blocks and view are its own */
 typedef struct {
   MatCSRKOptions opt;
-  PetscBool      cuda; /* blocks are MATSEQCSRKCUDA */
-  MatCSRKCOO     coo;  /* CUDA type: the COO assembly of MATMPIAIJ */
-  /* CUDA type: the product's own halo exchange (MAT_CSRK_CUDA_HALO_PINNED) and its ghost vector, made for the nonzero
-     state halostate */
-  CSRKHalo         halo;
-  Vec              ghost;
-  PetscObjectState halostate;
+  MatType        blocktype;                                      /* the type of the blocks */
+  PetscErrorCode (*convertblock)(Mat, MatType, MatReuse, Mat *); /* a SeqAIJ block to blocktype */
+  PetscErrorCode (*typeview)(Mat, PetscViewer);                  /* the type's view */
   PetscErrorCode (*view)(Mat, PetscViewer); /* the view a DM put in place of the type's (DMDA: in its natural ordering), which the type's view calls for the matrix itself */
 } Mat_MPICSRK;
 
@@ -215,9 +195,6 @@ PETSC_INTERN PetscReal      MatCSRKMachineGain(const char *, PetscBool, const ch
 /* tuning */
 PETSC_INTERN void           MatCSRKChooseSizes(PetscInt, PetscInt, PetscInt, PetscInt, PetscInt *, PetscInt *);
 PETSC_INTERN PetscInt       MatCSRKBandKGroupRows(PetscInt, PetscInt, PetscInt, PetscInt);
-/* the auto GPU rule takes the sliced kernel for row lengths with a coefficient of variation up to this */
-#define CSRK_GPU_SLICED_MAX_CV 0.3
-PETSC_INTERN void           MatCSRKChooseSizesGPU(PetscInt, const PetscInt[], MatCSRKCUDAKernel, PetscInt *, PetscInt *);
 PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscReal, PetscInt *, PetscInt *);
 
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
@@ -326,9 +303,9 @@ PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatDestroy_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatMPICSRKConvertBlocks(Mat);
+PETSC_INTERN PetscErrorCode MatDuplicate_SeqCSRK(Mat, MatDuplicateOption, Mat *);
+PETSC_INTERN PetscErrorCode MatDuplicate_MPICSRK(Mat, MatDuplicateOption, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat, MatType, MatReuse, Mat *);
-PETSC_INTERN PetscErrorCode MatMPICSRKResetHalo(Mat);
-PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat, MatType, MatReuse, Mat *);

@@ -78,7 +78,7 @@ static void CSRKColumnsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0,
 static PetscErrorCode CSRKColumnsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
 {
   PetscFunctionBegin;
-  if (plan->cpu && plan->onethread && plan->opt->feature[MAT_CSRK_COMPRESS_INDICES]) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
+  if (plan->onethread && plan->opt->feature[MAT_CSRK_COMPRESS_INDICES]) PetscCall(PetscInfo(A, "Column indices kept 32-bit: one thread in the natural order runs over the AIJ arrays\n"));
   *built = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

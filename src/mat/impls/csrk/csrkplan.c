@@ -28,7 +28,7 @@ PetscBool MatCSRKPlanOneThreadSlices(const MatCSRKOptions *opt)
 {
   const PetscBool *on = opt->feature;
 
-  return (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU && on[MAT_CSRK_COMPRESS_INDICES] && on[MAT_CSRK_ROW_PATTERNS] && on[MAT_CSRK_ROW_SLICES] && MatCSRKShareNatural(1));
+  return (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && on[MAT_CSRK_ROW_PATTERNS] && on[MAT_CSRK_ROW_SLICES] && MatCSRKShareNatural(1));
 }
 
 /* whether AIJ's own kernel for A is its inode kernel (consecutive rows with one column list multiplied together):
@@ -156,13 +156,13 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   PetscFunctionBegin;
   PetscCall(PetscMemzero(ex, sizeof(*ex)));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
-  if (opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER && opt->target == MAT_CSRK_TARGET_CPU) {
+  if (opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER) {
     PetscReal dist;
 
     ex->reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
     if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
   }
-  if (opt->setup == MAT_CSRK_SETUP_EAGER || opt->target != MAT_CSRK_TARGET_CPU || MatCSRKKernelThreads(opt, ai[m]) > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
+  if (opt->setup == MAT_CSRK_SETUP_EAGER || MatCSRKKernelThreads(opt, ai[m]) > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
     for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
       ex->order[n++] = *v;
       if (!(*v)->rival) ex->cost = PetscMax(ex->cost, (*v)->cost);
@@ -195,16 +195,14 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatCSRKPlanBegin - the plan of a build: the entries expected (ex), or the whole table (ex NULL); the target's
-   decisions, the one place that reads it: the GPU type's host structure is its 32-bit columns, with the GPU model's
-   level sizes (csrkstructure.c) */
+/* MatCSRKPlanBegin - the plan of a build: the entries expected (ex), or the whole table (ex NULL) */
 void MatCSRKPlanBegin(const MatCSRKOptions *opt, const MatCSRKExpect *ex, MatCSRKPlan *plan)
 {
   PetscInt n = 0;
 
-  *plan = (MatCSRKPlan){.opt = opt, .cpu = (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU)};
+  *plan = (MatCSRKPlan){.opt = opt};
   for (const MatCSRKVariant *const *v = ex ? ex->order : MatCSRKVariants; *v; v++)
-    if (plan->cpu || *v == &MatCSRKVariantColumns32) plan->order[n++] = *v;
+    plan->order[n++] = *v;
 }
 
 /*
@@ -219,7 +217,7 @@ void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKP
 
   plan->aj        = aj;
   plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && plan->cpu && !plan->onethread);
+  plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && !plan->onethread);
   plan->patterns  = (PetscBool)(on[MAT_CSRK_ROW_PATTERNS] && (plan->compress || (plan->onethread && MatCSRKPlanOneThreadSlices(plan->opt))));
 }
 

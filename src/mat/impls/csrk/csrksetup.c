@@ -216,7 +216,7 @@ PetscErrorCode MatSeqCSRKSetUp(Mat A, PetscBool product, MatCSRKStructure **st)
   *st = NULL;
   /* the off-process block of an MPI matrix: its rows are mostly empty, which AIJ's compressed rows skip and a
      structure over every row does not */
-  if (product && sp->offdiag && sp->opt.target == MAT_CSRK_TARGET_CPU) PetscFunctionReturn(PETSC_SUCCESS);
+  if (product && sp->offdiag) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKSetUpPattern(A));
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   if (b->seen != state) { /* a change of values not seen before: the count starts again */

@@ -189,10 +189,6 @@ static PetscReal CSRKPermutedMeanDistance(PetscInt m, const PetscInt *ai, const 
   return sum / PetscMax(cnt, 1.0);
 }
 
-/* below this many bytes (12 per nonzero + 20 per row) a matrix and its vectors sit in the L2 cache of a current GPU, and
-   a reordering only adds the gather and scatter of the vectors */
-#define CSRK_GPU_CACHED_BYTES (16.0 * 1024 * 1024)
-
 /* Asks for transparent huge pages on the 2 MiB-aligned part of a fresh allocation (where the kernel grants them only
    on request): the vectors in the internal order, xwork and ywork, are read at random through the permutation at every
    product, and with 4 KiB pages nearly every such read of a vector of millions of entries also misses the TLB
@@ -221,7 +217,7 @@ void MatCSRKPopulate(void *p, size_t bytes)
    nonzeros lie far from the diagonal on average (a random permutation gives m/3: x reads then miss the cache). RCM
    measured faster to build and to multiply than Band-k on this path (docs/design.md); *autorcm tells that auto
    proposed it, to be checked on the matrix later. The auto test also gives the bandwidth in the user's ordering. */
-static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
+static PetscErrorCode CSRKChooseOrdering(Mat A, MatCSRKStructure *st, const PetscInt *ai, const PetscInt *aj, PetscReal *autodist, PetscBool *autorcm)
 {
   const PetscInt m = st->m;
 
@@ -234,23 +230,16 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, const MatCSRKPlan *plan, MatCSRK
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
     st->ordering = MatCSRKAutoReorders(m, st->n, ai, aj, autodist) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
-    if (st->ordering == MAT_CSRK_ORDERING_RCM && !plan->cpu && 12.0 * ai[m] + 20.0 * m < CSRK_GPU_CACHED_BYTES) {
-      PetscCall(PetscInfo(A, "Matrix of %g MB fits in the GPU's L2 cache: no reordering\n", (12.0 * ai[m] + 20.0 * m) / 1e6));
-      st->ordering = MAT_CSRK_ORDERING_NATURAL;
-    }
     *autorcm = (PetscBool)(st->ordering == MAT_CSRK_ORDERING_RCM);
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)*autodist, m, MatCSRKOrderings[st->ordering]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* k's super-row and super-super-row sizes: the GPU's or the CPU's model (tuning.c), or the user's */
-static void CSRKLevelSizes(const MatCSRKPlan *plan, MatCSRKStructure *st, PetscInt bs, const PetscInt *ai)
+/* k's super-row and super-super-row sizes: the model's (tuning.c), or the user's */
+static void CSRKLevelSizes(const MatCSRKOptions *opt, MatCSRKStructure *st, PetscInt bs)
 {
-  const MatCSRKOptions *opt = plan->opt;
-
-  if (!plan->cpu) MatCSRKChooseSizesGPU(st->m, ai, opt->cuda_kernel, &st->sr_size, &st->ssr_size);
-  else MatCSRKChooseSizes(st->k, st->m, bs, st->nthreads, &st->sr_size, &st->ssr_size);
+  MatCSRKChooseSizes(st->k, st->m, bs, st->nthreads, &st->sr_size, &st->ssr_size);
   if (opt->sr_size > 0) st->sr_size = opt->sr_size;
   if (opt->ssr_size > 0) st->ssr_size = opt->ssr_size;
 }
@@ -435,8 +424,8 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, const Mat
   if (bs > 1 && m % bs) bs = 1;
 
   MatCSRKPlanBegin(opt, ex, &plan);
-  PetscCall(CSRKChooseOrdering(A, &plan, st, ai, aj, &autodist, &autorcm));
-  CSRKLevelSizes(&plan, st, bs, ai);
+  PetscCall(CSRKChooseOrdering(A, st, ai, aj, &autodist, &autorcm));
+  CSRKLevelSizes(plan.opt, st, bs);
   PetscCall(PetscTime(&to));
   PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
   PetscCall(PetscTime(&tf));

@@ -138,7 +138,7 @@ static void CSRKSymmetricMult(const MatCSRKStructure *st, PetscInt t, PetscInt r
    the natural order of a square block (the plan's expectation asks before anything is built) */
 PetscBool MatCSRKSymmetricMayApply(const MatCSRKOptions *opt, PetscInt m, PetscInt n)
 {
-  return (PetscBool)(opt->target == MAT_CSRK_TARGET_CPU && opt->feature[MAT_CSRK_SYMMETRIC_HALF] && m == n && m > 0);
+  return (PetscBool)(opt->feature[MAT_CSRK_SYMMETRIC_HALF] && m == n && m > 0);
 }
 
 /* one thread in the natural order, over 32-bit columns (the AIJ arrays, or their copy) */

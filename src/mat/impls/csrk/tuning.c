@@ -64,14 +64,3 @@ void MatCSRKGPUSizes(MatCSRKCUDAKernel kernel, PetscBool sliced, PetscReal d, Pe
   else if (d <= 8) *sr = 8, *ssr = 8;
   else *sr = 16, *ssr = 2;
 }
-
-/* the rule above for the host structure, from the AIJ row pointers */
-void MatCSRKChooseSizesGPU(PetscInt m, const PetscInt ai[], MatCSRKCUDAKernel kernel, PetscInt *sr, PetscInt *ssr)
-{
-  const PetscReal d  = m ? (PetscReal)(ai[m] - ai[0]) / m : 0;
-  PetscReal       cv = 0;
-
-  for (PetscInt i = 0; i < m; i++) cv += ((PetscReal)(ai[i + 1] - ai[i]) - d) * ((PetscReal)(ai[i + 1] - ai[i]) - d);
-  cv = (m && d > 0) ? PetscSqrtReal(cv / m) / d : 0;
-  MatCSRKGPUSizes(kernel, (PetscBool)(kernel == MAT_CSRK_CUDA_KERNEL_SLICED || (kernel == MAT_CSRK_CUDA_KERNEL_AUTO && d > 0 && cv <= CSRK_GPU_SLICED_MAX_CV)), d, sr, ssr);
-}

@@ -10,7 +10,21 @@
 
 static Mat_SeqCSRKCUDA *MatSeqCSRKCUDAGetData(Mat A)
 {
-  return (Mat_SeqCSRKCUDA *)((Mat_SeqCSRK *)A->spptr)->cuda;
+  return (Mat_SeqCSRKCUDA *)A->spptr;
+}
+
+/* MatCSRKCUDAResizeSpptr - the spptr of A as one of size bytes whose first keep bytes are the old one's: a host type's
+   data grown to its CUDA type's (which begins with it), or the CUDA type's shrunk back to the host type's */
+PetscErrorCode MatCSRKCUDAResizeSpptr(Mat A, size_t keep, size_t size)
+{
+  void *sp;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc(size, &sp));
+  PetscCall(PetscMemcpy(sp, A->spptr, keep));
+  PetscCall(PetscFree(A->spptr));
+  A->spptr = sp;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* the options that shape the device layout */
@@ -232,7 +246,7 @@ PetscErrorCode MatCSRKCUDACOO(Mat A, PetscBool on, MatCSRKCOO **coo)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-  *coo = mpi ? &((Mat_MPICSRK *)A->spptr)->coo : &((Mat_SeqCSRK *)A->spptr)->coo;
+  *coo = mpi ? &((Mat_MPICSRKCUDA *)A->spptr)->coo : &((Mat_SeqCSRKCUDA *)A->spptr)->coo;
   if (on && !(*coo)->values) {
     PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &(*coo)->preallocation));
     PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetValuesCOO_C", &(*coo)->values));
@@ -329,16 +343,24 @@ PetscErrorCode MatSeqCSRKCUDAViewPlan(Mat A, PetscViewer viewer, const char *of)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The view of both CUDA types: MATCSRK's, and with ASCII_INFO the plan of the device block (the first rank's diagonal
-   block for the MPI type) */
+/* The view of both CUDA types: MATCSRK's, and with ASCII_INFO the halo exchange of the MPI type and the plan of the
+   device block (the first rank's diagonal block for the MPI type) */
 PetscErrorCode MatView_CSRKCUDA(Mat A, PetscViewer viewer)
 {
-  Mat       Ad = A;
-  PetscBool mpi, cuda = PETSC_FALSE;
+  Mat               Ad = A;
+  PetscBool         mpi, cuda = PETSC_FALSE, isascii;
+  PetscViewerFormat format;
 
   PetscFunctionBegin;
   PetscCall(MatView_CSRK(A, viewer));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (mpi && isascii && A->assembled && (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL)) {
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "MatMult halo exchange: %s\n", ((Mat_MPICSRK *)A->spptr)->opt.feature[MAT_CSRK_CUDA_HALO_PINNED] ? "pinned host buffers, beside the local product" : "MPIAIJ's VecScatter"));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+  }
   if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
   if (Ad) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQCSRKCUDA, &cuda));
   if (cuda && A->assembled) PetscCall(MatSeqCSRKCUDAViewPlan(Ad, viewer, mpi ? " of the first rank's diagonal block" : ""));
@@ -347,6 +369,7 @@ PetscErrorCode MatView_CSRKCUDA(Mat A, PetscViewer viewer)
 
 static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat, PetscBool);
 static PetscErrorCode MatDestroy_SeqCSRKCUDA(Mat);
+static PetscErrorCode MatDuplicate_SeqCSRKCUDA(Mat, MatDuplicateOption, Mat *);
 
 /* The SeqCSRK methods this type replaces (MatBindToCPU() swaps the device ones for the host ones: MATSEQCSRK's
    products over the host structure, AIJ's others) and the functions composed on it: the conversions from AIJ, CSR-k
@@ -358,7 +381,7 @@ static const MatCSRKMethods SeqCSRKCUDAMethods = {
   {CSRK_DEVICE_METHOD(MATOP_MULT, MatMult_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_ADD, MatMultAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE, MatMultTranspose_SeqCSRKCUDA),
    CSRK_DEVICE_METHOD(MATOP_MULT_TRANSPOSE_ADD, MatMultTransposeAdd_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_GET_DIAGONAL, MatGetDiagonal_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_SCALE, MatScale_SeqCSRKCUDA),
    CSRK_DEVICE_METHOD(MATOP_SHIFT, MatShift_SeqCSRKCUDA), CSRK_DEVICE_METHOD(MATOP_ZERO_ENTRIES, MatZeroEntries_SeqCSRKCUDA), CSRK_METHOD(MATOP_BIND_TO_CPU, MatBindToCPU_SeqCSRKCUDA),
-   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
+   CSRK_METHOD(MATOP_DESTROY, MatDestroy_SeqCSRKCUDA), CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_SeqCSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_seqaij_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaij_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcsrk_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrk_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_seqaijcsrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA), CSRK_COMPOSED("MatConvert_seqaijcusparse_csrkcuda_C", MatConvert_SeqAIJ_SeqCSRKCUDA),
    CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_seqaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_seqaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
@@ -378,14 +401,21 @@ static PetscErrorCode MatBindToCPU_SeqCSRKCUDA(Mat A, PetscBool flg)
 /* Frees the device data of A and gives the AIJ COO assembly back (the caller took the table's functions away) */
 static PetscErrorCode MatSeqCSRKCUDAClear(Mat A)
 {
-  Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
-  MatCSRKCOO  *coo = NULL;
+  MatCSRKCOO *coo = NULL;
 
   PetscFunctionBegin;
-  if (!sp || !sp->cuda) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!A->spptr) PetscFunctionReturn(PETSC_SUCCESS); /* (after MatHeaderMerge()) */
   PetscCall(MatCSRKCUDACOO(A, PETSC_FALSE, &coo));
-  PetscCall(MatCSRKCUDADeviceDestroy(&((Mat_SeqCSRKCUDA *)sp->cuda)->dev));
-  PetscCall(PetscFree(sp->cuda));
+  PetscCall(MatCSRKCUDADeviceDestroy(&MatSeqCSRKCUDAGetData(A)->dev));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MATSEQCSRK's duplicate, with A's COO map */
+static PetscErrorCode MatDuplicate_SeqCSRKCUDA(Mat A, MatDuplicateOption op, Mat *M)
+{
+  PetscFunctionBegin;
+  PetscCall(MatDuplicate_SeqCSRK(A, op, M));
+  MatSeqCSRKCUDAGetData(*M)->coo.ncoo = MatSeqCSRKCUDAGetData(A)->coo.ncoo;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -407,13 +437,9 @@ PetscErrorCode MatConvert_SeqCSRKCUDA_SeqCSRK(Mat A, MatType type, MatReuse reus
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
   B = *newmat;
-  {
-    MatCSRKOptions opt = ((Mat_SeqCSRK *)B->spptr)->opt;
-    opt.target         = MAT_CSRK_TARGET_CPU;
-    PetscCall(MatSeqCSRKSetOptions(B, &opt));
-  }
   PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
   PetscCall(MatSeqCSRKCUDAClear(B)); /* after the table's functions went: the AIJ COO assembly back */
+  PetscCall(MatCSRKCUDAResizeSpptr(B, sizeof(Mat_SeqCSRK), sizeof(Mat_SeqCSRK)));
   B->boundtocpu = PETSC_FALSE;
   PetscCall(MatSetVecType(B, VECSTANDARD));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -467,11 +493,10 @@ PetscErrorCode MatCSRKCUDAConvertBegin(Mat A, PetscBool mpi, MatReuse reuse, Mat
   } else PetscCall(MatConvert(A, mpi ? MATMPIAIJ : MATSEQAIJ, reuse == MAT_INITIAL_MATRIX ? MAT_INITIAL_MATRIX : MAT_INPLACE_MATRIX, B));
   if (!iscsrk) PetscCall(mpi ? MatConvert_MPIAIJ_MPICSRK(*B, MATMPICSRK, MAT_INPLACE_MATRIX, B) : MatConvert_SeqAIJ_SeqCSRK(*B, MATSEQCSRK, MAT_INPLACE_MATRIX, B));
   PetscCall(MatCSRKGetOptions_CSRK(*B, &opt));
-  if (opt.target == MAT_CSRK_TARGET_CPU && opt.k == 2) {
+  if (opt.k == 2) {
     PetscCall(PetscInfo(*B, "k = 2 (MATCSRK's default) becomes 3 on the GPU: MatCSRKSetLevels() after the conversion keeps 2\n"));
     opt.k = 3;
   }
-  opt.target = MAT_CSRK_TARGET_GPU;
   if (mpi) ((Mat_MPICSRK *)(*B)->spptr)->opt = opt;
   else PetscCall(MatSeqCSRKSetOptions(*B, &opt));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -482,24 +507,20 @@ PetscErrorCode MatCSRKCUDAConvertBegin(Mat A, PetscBool mpi, MatReuse reuse, Mat
 */
 PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B;
-  Mat_SeqCSRK *sp;
+  Mat              B;
+  Mat_SeqCSRKCUDA *c;
+  MatCSRKCOO      *coo = NULL;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_FALSE, reuse, newmat, &B));
   if (!B) PetscFunctionReturn(PETSC_SUCCESS);
-  sp = (Mat_SeqCSRK *)B->spptr;
-  if (!sp->cuda) {
-    Mat_SeqCSRKCUDA *c;
-    MatCSRKCOO      *coo = NULL;
-    PetscCall(PetscNew(&c));
-    c->nzstate = -1;
-    c->state   = -1;
-    /* what the table replaces: MATSEQCSRK's summary (for the matrix bound to the CPU), the AIJ COO assembly */
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
-    PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo));
-    sp->cuda = c;
-  }
+  PetscCall(MatCSRKCUDAResizeSpptr(B, sizeof(Mat_SeqCSRK), sizeof(Mat_SeqCSRKCUDA)));
+  c          = MatSeqCSRKCUDAGetData(B);
+  c->nzstate = -1;
+  c->state   = -1;
+  /* what the table replaces: MATSEQCSRK's summary (for the matrix bound to the CPU), the AIJ COO assembly */
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatCSRKGetInfo_C", &c->hostinfo));
+  PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo));
   PetscCall(MatCSRKExtendMethods(B, &SeqCSRKMethods, &SeqCSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE;
   B->offloadmask  = PETSC_OFFLOAD_UNALLOCATED;

@@ -28,8 +28,18 @@ typedef struct _n_CSRKDevice {
   size_t       bytes;                    /* device memory held */
 } CSRKDevice;
 
-/* spptr->cuda of a MATSEQCSRKCUDA: the device copy and what it was made from (A->offloadmask tells whether it is current) */
+/* The COO assembly of the AIJ base type, which reads the values on the host (csrkcuda.c) */
 typedef struct {
+  PetscCount ncoo; /* entries given to MatSetPreallocationCOO() */
+  PetscErrorCode (*preallocation)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  PetscErrorCode (*values)(Mat, const PetscScalar[], InsertMode);
+} MatCSRKCOO;
+
+/* spptr of a MATSEQCSRKCUDA: MATSEQCSRK's (the host part, first), the COO assembly, the device copy and what it was
+   made from (A->offloadmask tells whether it is current) */
+typedef struct {
+  Mat_SeqCSRK      host;
+  MatCSRKCOO       coo;
   CSRKDevice      *dev;
   PetscObjectState nzstate;     /* A->nonzerostate the layout was built for */
   PetscObjectState state;       /* object state of the values on the device */
@@ -37,6 +47,20 @@ typedef struct {
   PetscInt         nsetups, nrefresh;
   PetscErrorCode (*hostinfo)(Mat, MatCSRKInfo *); /* MatCSRKGetInfo() of MATSEQCSRK, for the matrix bound to the CPU */
 } Mat_SeqCSRKCUDA;
+
+/* spptr of a MATMPICSRKCUDA: MATMPICSRK's (first), the COO assembly, and the product's own halo exchange
+   (MAT_CSRK_CUDA_HALO_PINNED) with its ghost vector, made for the nonzero state halostate (csrkcudampi.c) */
+typedef struct _n_CSRKHalo *CSRKHalo;
+typedef struct {
+  Mat_MPICSRK      host;
+  MatCSRKCOO       coo;
+  CSRKHalo         halo;
+  Vec              ghost;
+  PetscObjectState halostate;
+} Mat_MPICSRKCUDA;
+
+/* the spptr of a host type grown to its CUDA type's, or back (csrkcuda.c) */
+PETSC_INTERN PetscErrorCode MatCSRKCUDAResizeSpptr(Mat, size_t, size_t);
 
 /* the device copy through its plan (csrkcudaplan.cu): set-up, value refresh, products, diagonal, view */
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, CSRKDevice **);
@@ -63,6 +87,7 @@ PETSC_INTERN PetscErrorCode MatSetValuesCOO_CSRKCUDA(Mat, const PetscScalar[], I
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloCreate(MPI_Comm, PetscMPIInt, PetscMPIInt, const PetscMPIInt[], const PetscInt[], const PetscInt[], PetscMPIInt, const PetscMPIInt[], const PetscInt[], CSRKHalo *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloBegin(CSRKHalo);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, PetscScalar *);
+PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
 
 #if defined(__CUDACC__)
 /* shared by the CUDA sources */
@@ -71,9 +96,11 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloEnd(CSRKHalo, const PetscScalar *, Pe
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
 
-/* The auto rule's constants (docs/tuning.md): rows a multiprocessor from which a block of regular rows goes to the
+/* The auto rule's constants (docs/tuning.md): the coefficient of variation of the row lengths up to which the sliced
+   kernel takes them; rows a multiprocessor from which a block of regular rows goes to the
    sliced kernel (below, the stream kernel's units of 32-64 rows take them), and the coefficient of variation of the row
    lengths above which the merge kernel takes the rows (below, the vector kernel) */
+  #define CSRK_GPU_SLICED_MAX_CV   0.3
   #define CSRK_GPU_MIN_ROWS_PER_SM 2048
   #define CSRK_MERGE_MIN_CV        1.0
 

@@ -14,11 +14,23 @@ typedef PetscMPIInt CSRKRankCount; /* the type of PetscSFGetRootRanks()' and Pet
 typedef PetscInt CSRKRankCount;
 #endif
 
+/* the halo exchange, made again at the next product */
+static PetscErrorCode MatMPICSRKCUDAResetHalo(Mat A)
+{
+  Mat_MPICSRKCUDA *sp = (Mat_MPICSRKCUDA *)A->spptr;
+
+  PetscFunctionBegin;
+  if (!sp) PetscFunctionReturn(PETSC_SUCCESS); /* (after MatHeaderMerge()) */
+  PetscCall(MatCSRKCUDAHaloDestroy(&sp->halo));
+  PetscCall(VecDestroy(&sp->ghost));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The exchange for the current nonzero pattern: leaves are the off-process block's columns (garray), roots the owned
    entries of x; PetscSF's set-up gives both sides of every message in matching order. garray is ascending and the
    SF lists the other ranks in ascending order with their leaves in order, so each rank's values land in a contiguous
    range of the ghost vector, in order: the receives need no unpacking */
-static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
+static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRKCUDA *sp)
 {
   Mat                Ao;
   const PetscInt    *garray, *roffset, *rmine, *loffset, *lidx;
@@ -31,7 +43,7 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
 
   PetscFunctionBegin;
   if (sp->halo && sp->halostate == A->nonzerostate) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatMPICSRKResetHalo(A));
+  PetscCall(MatMPICSRKCUDAResetHalo(A));
   PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, &garray));
   PetscCall(MatGetLocalSize(Ao, NULL, &nghost));
   PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)A), &sf));
@@ -57,7 +69,7 @@ static PetscErrorCode MatMPICSRKCUDAGetHalo(Mat A, Mat_MPICSRK *sp)
 /* z = A x (+ y): the diagonal block's product is queued first, the exchange runs beside it, the off-process block adds */
 static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
 {
-  Mat_MPICSRK          *sp = (Mat_MPICSRK *)A->spptr;
+  Mat_MPICSRKCUDA      *sp = (Mat_MPICSRKCUDA *)A->spptr;
   Mat                   Ad, Ao;
   const struct _MatOps *base;
   const PetscScalar    *x;
@@ -69,7 +81,7 @@ static PetscErrorCode MatMultAdd_MPICSRKCUDA(Mat A, Vec xx, Vec yy, Vec zz)
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)xx, &dev, VECMPICUDA, VECSEQCUDA, ""));
   if (dev) PetscCall(PetscObjectTypeCompareAny((PetscObject)zz, &dev, VECMPICUDA, VECSEQCUDA, ""));
-  if (!dev || !sp->opt.feature[MAT_CSRK_CUDA_HALO_PINNED] || A->boundtocpu || Ad->boundtocpu || Ao->boundtocpu) {
+  if (!dev || !sp->host.opt.feature[MAT_CSRK_CUDA_HALO_PINNED] || A->boundtocpu || Ad->boundtocpu || Ao->boundtocpu) {
     PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
     if (yy) PetscCall((*base->multadd)(A, xx, yy, zz));
     else PetscCall((*base->mult)(A, xx, zz));
@@ -159,13 +171,25 @@ static PetscErrorCode MatShift_MPICSRKCUDA(Mat A, PetscScalar a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MATMPICSRK's duplicate, with A's COO map */
+static PetscErrorCode MatDuplicate_MPICSRKCUDA(Mat A, MatDuplicateOption op, Mat *M)
+{
+  PetscFunctionBegin;
+  PetscCall(MatDuplicate_MPICSRK(A, op, M));
+  ((Mat_MPICSRKCUDA *)(*M)->spptr)->coo.ncoo = ((Mat_MPICSRKCUDA *)A->spptr)->coo.ncoo;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_MPICSRKCUDA(Mat);
+
 /* The MPICSRK methods this type replaces and the functions composed on it: the conversions from AIJ, CSR-k and
    aijcusparse and back, the COO assembly */
 static const MatCSRKMethods MPICSRKCUDAMethods = {
   PETSC_TRUE,
   MATMPICSRKCUDA,
   MATMPICSRK,
-  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA)},
+  {CSRK_METHOD(MATOP_MULT, MatMult_MPICSRKCUDA), CSRK_METHOD(MATOP_MULT_ADD, MatMultAdd_MPICSRKCUDA), CSRK_METHOD(MATOP_NORM, MatNorm_MPICSRKCUDA), CSRK_METHOD(MATOP_SHIFT, MatShift_MPICSRKCUDA), CSRK_METHOD(MATOP_VIEW, MatView_CSRKCUDA),
+   CSRK_METHOD(MATOP_DUPLICATE, MatDuplicate_MPICSRKCUDA), CSRK_METHOD(MATOP_DESTROY, MatDestroy_MPICSRKCUDA)},
   {CSRK_COMPOSED("MatConvert_mpiaij_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaij_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcsrk_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrk_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_mpiaijcsrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA), CSRK_COMPOSED("MatConvert_mpiaijcusparse_csrkcuda_C", MatConvert_MPIAIJ_MPICSRKCUDA),
    CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaij_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_mpiaijcusparse_C", MatConvert_CSRKCUDA_AIJ), CSRK_COMPOSED("MatConvert_mpiaijcsrkcuda_aijcusparse_C", MatConvert_CSRKCUDA_AIJ),
@@ -173,23 +197,53 @@ static const MatCSRKMethods MPICSRKCUDAMethods = {
    CSRK_COMPOSED("MatSetValuesCOO_C", MatSetValuesCOO_CSRKCUDA)}
 };
 
+/* the data of the CUDA type freed, its COO assembly given back (the caller took the table's functions away) */
+static PetscErrorCode MatMPICSRKCUDAClear(Mat A)
+{
+  MatCSRKCOO *coo = NULL;
+
+  PetscFunctionBegin;
+  if (!A->spptr) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPICSRKCUDAResetHalo(A));
+  PetscCall(MatCSRKCUDACOO(A, PETSC_FALSE, &coo));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_MPICSRKCUDA(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKExtendMethods(A, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
+  PetscCall(MatMPICSRKCUDAClear(A));
+  PetscCall((*A->ops->destroy)(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the data of the CUDA type (cuda) or of MATMPICSRK, with the blocks and the view of that type */
+static PetscErrorCode MatMPICSRKCUDASetData(Mat A, PetscBool cuda)
+{
+  Mat_MPICSRK *sp;
+
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDAResizeSpptr(A, sizeof(Mat_MPICSRK), cuda ? sizeof(Mat_MPICSRKCUDA) : sizeof(Mat_MPICSRK)));
+  sp               = (Mat_MPICSRK *)A->spptr;
+  sp->blocktype    = cuda ? MATSEQCSRKCUDA : MATSEQCSRK;
+  sp->convertblock = cuda ? MatConvert_SeqAIJ_SeqCSRKCUDA : MatConvert_SeqAIJ_SeqCSRK;
+  sp->typeview     = cuda ? MatView_CSRKCUDA : MatView_CSRK;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatConvert_MPICSRKCUDA_MPICSRK(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
-  Mat          B, blk[2];
-  Mat_MPICSRK *sp;
-  MatCSRKCOO  *coo = NULL;
+  Mat B, blk[2];
 
   PetscFunctionBegin;
   PetscCall(MatCSRKConvertTarget(A, reuse, newmat));
   if (reuse == MAT_REUSE_MATRIX) PetscFunctionReturn(PETSC_SUCCESS);
-  B           = *newmat;
-  sp          = (Mat_MPICSRK *)B->spptr;
-  sp->cuda    = PETSC_FALSE;
-  sp->opt.target = MAT_CSRK_TARGET_CPU;
-  PetscCall(MatMPICSRKResetHalo(B));
+  B = *newmat;
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_FALSE, PETSC_FALSE));
-  PetscCall(MatCSRKCUDACOO(B, PETSC_FALSE, &coo));
-  B->boundtocpu  = PETSC_TRUE;
+  PetscCall(MatMPICSRKCUDAClear(B));
+  PetscCall(MatMPICSRKCUDASetData(B, PETSC_FALSE));
+  B->boundtocpu = PETSC_TRUE;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert_SeqCSRKCUDA_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
@@ -208,7 +262,7 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRKCUDA(Mat A, MatType type, MatReuse reuse
   PetscFunctionBegin;
   PetscCall(MatCSRKCUDAConvertBegin(A, PETSC_TRUE, reuse, newmat, &B));
   if (!B) PetscFunctionReturn(PETSC_SUCCESS);
-  ((Mat_MPICSRK *)B->spptr)->cuda = PETSC_TRUE;
+  PetscCall(MatMPICSRKCUDASetData(B, PETSC_TRUE));
   PetscCall(MatCSRKCUDACOO(B, PETSC_TRUE, &coo)); /* what the table replaces: the AIJ COO assembly */
   PetscCall(MatCSRKExtendMethods(B, &MPICSRKMethods, &MPICSRKCUDAMethods, PETSC_TRUE, PETSC_FALSE));
   B->boundtocpu   = PETSC_FALSE; /* MatCreate() binds every matrix of a device build to the CPU; MPIAIJ's MatBindToCPU() still works */

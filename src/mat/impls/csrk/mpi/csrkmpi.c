@@ -27,11 +27,8 @@ PetscErrorCode MatMPICSRKConvertBlocks(Mat A)
   for (PetscInt b = 0; b < 2; b++) {
     PetscBool is;
     if (!blk[b]) continue;
-    PetscCall(PetscObjectTypeCompare((PetscObject)blk[b], sp->cuda ? MATSEQCSRKCUDA : MATSEQCSRK, &is));
-#if defined(CSRK_HAVE_CUDA)
-    if (!is && sp->cuda) PetscCall(MatConvert_SeqAIJ_SeqCSRKCUDA(blk[b], MATSEQCSRKCUDA, MAT_INPLACE_MATRIX, &blk[b]));
-#endif
-    if (!is && !sp->cuda) PetscCall(MatConvert_SeqAIJ_SeqCSRK(blk[b], MATSEQCSRK, MAT_INPLACE_MATRIX, &blk[b]));
+    PetscCall(PetscObjectTypeCompare((PetscObject)blk[b], sp->blocktype, &is));
+    if (!is) PetscCall((*sp->convertblock)(blk[b], sp->blocktype, MAT_INPLACE_MATRIX, &blk[b]));
     opt = sp->opt;
     if (b == 1) opt.ordering = MAT_CSRK_ORDERING_NATURAL;
     PetscCall(MatSeqCSRKSetOptions(blk[b], &opt));
@@ -59,9 +56,9 @@ static PetscErrorCode MatMPICSRKKeepView(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatGetDM(A, &dm));
-  if (!dm || sp->cuda || A->ops->view == MatView_CSRK) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!dm || A->ops->view == sp->typeview) PetscFunctionReturn(PETSC_SUCCESS);
   sp->view     = A->ops->view;
-  A->ops->view = MatView_CSRK;
+  A->ops->view = sp->typeview;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -133,30 +130,7 @@ static PetscErrorCode MatCSRKGetInfo_MPICSRK(Mat A, MatCSRKInfo *info)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the CUDA type's halo exchange, made again at the next product */
-PetscErrorCode MatMPICSRKResetHalo(Mat A)
-{
-  Mat_MPICSRK *sp = (Mat_MPICSRK *)A->spptr;
-
-  PetscFunctionBegin;
-  if (!sp) PetscFunctionReturn(PETSC_SUCCESS);
-#if defined(CSRK_HAVE_CUDA)
-  PetscCall(MatCSRKCUDAHaloDestroy(&sp->halo));
-#endif
-  PetscCall(VecDestroy(&sp->ghost));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Frees the CSR-k data of A (MatCSRKSetMethods() takes its methods away) */
-static PetscErrorCode MatMPICSRKClear(Mat A)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMPICSRKResetHalo(A));
-  PetscCall(PetscFree(A->spptr));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
+PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
 {
   const struct _MatOps *base;
   Mat_MPICSRK          *sp, *sm;
@@ -166,8 +140,7 @@ static PetscErrorCode MatDuplicate_MPICSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall((*base->duplicate)(A, op, M)); /* the blocks are duplicated with their own CSR-k parts */
   PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(MatCSRKGetSpptr(*M, &sm));
-  sm->opt      = sp->opt;
-  sm->coo.ncoo = sp->coo.ncoo; /* the duplicate keeps A's COO map */
+  sm->opt = sp->opt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -190,14 +163,14 @@ static PetscErrorCode MatDestroy_MPICSRK(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatCSRKGetBaseOps(PETSC_TRUE, &base));
-  PetscCall(MatMPICSRKClear(A));
+  PetscCall(PetscFree(A->spptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", NULL));
   PetscCall(MatCSRKSetMethods(A, &MPICSRKMethods, PETSC_FALSE));
   PetscCall((*base->destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Also the way back from MATMPICSRKCUDA: the blocks find their own way back to SeqAIJ */
+/* the blocks find their own way back to SeqAIJ */
 PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat B, blk[2];
@@ -209,8 +182,7 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
   PetscCall(MatMPIAIJGetSeqAIJ(B, &blk[0], &blk[1], NULL));
   for (PetscInt b = 0; b < 2; b++)
     if (blk[b]) PetscCall(MatConvert(blk[b], MATSEQAIJ, MAT_INPLACE_MATRIX, &blk[b]));
-  if (((Mat_MPICSRK *)B->spptr)->cuda) PetscCall(MatSetVecType(B, VECSTANDARD));
-  PetscCall(MatMPICSRKClear(B));
+  PetscCall(PetscFree(B->spptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_Base));
   PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -234,7 +206,10 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscCheck(MatMPIAIJSetPreallocation_Base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ preallocation routine not found");
   PetscCall(PetscNew(&sp));
   PetscCall(MatCSRKOptionsFromMat(A, &sp->opt));
-  B->spptr = sp;
+  sp->blocktype    = MATSEQCSRK;
+  sp->convertblock = MatConvert_SeqAIJ_SeqCSRK;
+  sp->typeview     = MatView_CSRK;
+  B->spptr         = sp;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
   PetscCall(MatMPICSRKConvertBlocks(B));
   PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_TRUE));

@@ -133,7 +133,7 @@ PetscErrorCode MatSeqCSRKSetOptions(Mat A, const MatCSRKOptions *opt)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
+PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
 {
   const struct _MatOps *base;
   Mat_SeqCSRK          *sp, *sm;
@@ -143,8 +143,7 @@ static PetscErrorCode MatDuplicate_SeqCSRK(Mat A, MatDuplicateOption op, Mat *M)
   PetscCall((*base->duplicate)(A, op, M)); /* creates *M with A's type name, hence with an empty CSR-k part */
   PetscCall(MatCSRKGetSpptr(A, &sp));
   PetscCall(MatCSRKGetSpptr(*M, &sm));
-  sm->opt       = sp->opt;
-  sm->coo.ncoo  = sp->coo.ncoo; /* the duplicate keeps A's COO map */
+  sm->opt = sp->opt;
   if (sp->st && !sp->stale && sp->nzstate == A->nonzerostate) {
     /* same pattern: keep the structure and its expectation, refresh the values at the first product */
     PetscCall(MatCSRKStructureDuplicate(sp->st, &sm->st));
