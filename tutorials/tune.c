@@ -3,9 +3,11 @@ static const char help[] = "Measures once, on this machine, the CPU row loops of
                            "in a solve's conditions: one MPI rank per core, every core busy, matrices beyond the caches. Writes the\n"
                            "machine file the plugin reads when it is registered (make tune writes lib/csrk-machine.txt).\n"
                            "  -o <file>          the machine file to write (required)\n"
-                           "  -n_plain <n>       size of the scalar P1 matrix, fem3d (default 80: 512 k rows)\n"
-                           "  -n_inodes <n>      size of the elasticity matrix, femelast3d, bs 3 (default 40: 192 k rows, 8.3 M nonzeros)\n"
-                           "  -n_slices <n>      size of the 7-point stencil whose row slices' set-up is timed (default 100: 1 M rows)\n"
+                           "The default sizes give each rank as many rows whatever the ranks (those below on 2 ranks: n grows as the\n"
+                           "cube root of the ranks), so that each rank's block exceeds its share of the caches on many cores too.\n"
+                           "  -n_plain <n>       size of the scalar P1 matrix, fem3d (default on 2 ranks 80: 512 k rows)\n"
+                           "  -n_inodes <n>      size of the elasticity matrix, femelast3d, bs 3 (default on 2 ranks 40: 192 k rows, 8.3 M nonzeros)\n"
+                           "  -n_slices <n>      size of the 7-point stencil whose row slices' set-up is timed (default on 2 ranks 100: 1 M rows)\n"
                            "  -rounds <r>        interleaved rounds, the best of which counts (default 10)\n"
                            "  -products <p>      products a round (default 20)\n";
 
@@ -138,12 +140,13 @@ int main(int argc, char **argv)
   PetscCall(MatCSRKRegister());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-o", file, sizeof(file), &set));
   PetscCheck(set, PETSC_COMM_WORLD, PETSC_ERR_USER, "-o <file>: the machine file to write");
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  for (int k = 0; k < 3; k++) n[k] = (PetscInt)(n[k] * PetscCbrtReal(size / 2.0) + 0.5);
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_plain", &n[0], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_inodes", &n[1], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_slices", &n[2], NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-rounds", &rounds, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-products", &products, NULL));
-  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscGetDate(date, sizeof(date)));
   for (int k = 0; k < 2; k++) {
     Mat       A;
