@@ -99,7 +99,8 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const P
 /* The auto rule's constants (docs/tuning.md): the coefficient of variation of the row lengths up to which the sliced
    kernel takes them; rows a multiprocessor from which a block of regular rows goes to the
    sliced kernel (below, the stream kernel's units of 32-64 rows take them), and the coefficient of variation of the row
-   lengths above which the merge kernel takes the rows (below, the vector kernel) */
+   lengths above which the merge kernel takes the rows (below, the vector kernel, or the sliced kernel where the
+   lengths vary little inside its 32-row slices and no row is long) */
   #define CSRK_GPU_SLICED_MAX_CV   0.3
   #define CSRK_GPU_MIN_ROWS_PER_SM 2048
   #define CSRK_MERGE_MIN_CV        1.0

@@ -342,18 +342,23 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
    CSRK_SLICED_MAX_PADDING (st->sliced, which the stream entry reads too) in a block of at least
    CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor (st->fill), in any numbering: there its coalesced loads and a thread
    per row beat the row kernels, with row patterns or plain columns (finite-element meshes in their own or a random
-   numbering; rows in nodes without patterns, bs 3, take the block kernel first). The row patterns are looked for on
-   every block of regular rows, as the block rule reads them (a small stencil takes the stream kernel, not nodes) */
+   numbering; rows in nodes without patterns, bs 3, take the block kernel first). In such a block it also takes rows
+   whose lengths vary over the block (cv up to CSRK_MERGE_MIN_CV) but not inside its 32-row slices (the same padding
+   bound) and no row of which is long (CSRKLongRowLength): P2 meshes, vertex rows of 65 entries numbered apart from
+   edge rows of 19-27 (cv 0.49, padding 12.7 %). The row patterns are looked for on every block the kernel may take, as
+   the block rule reads them (a small stencil takes the stream kernel, not nodes) */
 PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern   = opt->cuda_kernel;
+  const PetscBool         padded = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz);
+  const PetscBool         slices = (PetscBool)(padded && st->fill && st->cv <= CSRK_MERGE_MIN_CV && CSRKLongRowLength(d->mean, d->maxlen) == CSRK_IDX_MAX);
   size_t                  pbytes = 0;
 
   PetscFunctionBegin;
-  st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && st->cv <= CSRK_GPU_SLICED_MAX_CV && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz));
-  if (st->sliced && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
+  st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (padded && st->cv <= CSRK_GPU_SLICED_MAX_CV));
+  if ((st->sliced || slices) && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
   st->npat       = d->npat;
-  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill));
+  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill) || slices);
   if (st->slicedtake) *bytes += pbytes;
   else if (d->data) {
     /* row patterns of a block that another kernel takes */
