@@ -98,12 +98,16 @@ typedef struct {
   const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1]; /* the entries the build tries, first first, NULL-terminated */
 } MatCSRKPlan;
 
-/* What the set-up expects of a build before it makes it (MatCSRKPlanExpect()): the entries to try, in order, and the
-   expected cost of the build in AIJ products (the first entry's), which the products must pay for first */
+/* What the set-up expects of a build before it makes it (MatCSRKPlanExpect()): the entries to try, in order, the
+   threads, and the expected cost of the build in AIJ products (the first entry's), which the products must pay for
+   first: the products to wait for it */
 typedef struct {
   const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1]; /* empty: nothing would beat AIJ's kernel, nothing is built */
   PetscReal             cost;
-  PetscBool             reorder; /* the auto ordering: a reordering comes later (its own wait) */
+  PetscInt              nthreads, wait;
+  PetscBool             slices;      /* one thread in the natural order reads row patterns, for row slices only */
+  PetscBool             reorder;     /* the auto ordering: a reordering comes later, after reorderwait products */
+  PetscInt              reorderwait;
 } MatCSRKExpect;
 
 /* An array of a structure: its field, the size of an entry, its length, and whether it may be the AIJ array itself
@@ -138,10 +142,9 @@ struct _n_MatCSRKVariant {
 PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantSymmetric, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
 PETSC_INTERN PetscErrorCode MatCSRKPlanExpect(Mat, const MatCSRKOptions *, MatCSRKExpect *);
-PETSC_INTERN void           MatCSRKPlanBegin(const MatCSRKOptions *, const MatCSRKExpect *, MatCSRKPlan *);
-PETSC_INTERN PetscBool      MatCSRKPlanOneThreadSlices(const MatCSRKOptions *);
-PETSC_INTERN void           MatCSRKPlanIndices(const MatCSRKStructure *, const PetscInt *, MatCSRKPlan *);
-PETSC_INTERN PetscErrorCode MatCSRKPlanBuild(Mat, MatCSRKPlan *, MatCSRKStructure *);
+PETSC_INTERN PetscInt       MatCSRKPlanWait(const MatCSRKOptions *, PetscReal, PetscInt);
+PETSC_INTERN PetscErrorCode MatCSRKExpectList(const MatCSRKExpect *, char *, size_t);
+PETSC_INTERN PetscInt       MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
 PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
 PETSC_INTERN PetscBool      MatCSRKSymmetricMayApply(const MatCSRKOptions *, PetscInt, PetscInt);
 PETSC_INTERN PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
@@ -212,7 +215,6 @@ PETSC_INTERN PetscErrorCode MatGetOrdering_BandK(Mat, MatOrderingType, IS *, IS 
 
 /* threads of the CPU kernels (csrkthreads.c) */
 PETSC_INTERN PetscInt  MatCSRKDefaultThreads(void);
-PETSC_INTERN PetscInt  MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
 PETSC_INTERN PetscBool MatCSRKShareNatural(PetscInt);
 
 /* structure */
@@ -296,7 +298,6 @@ PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqCSRK(Mat, MatType, MatReuse, Ma
 PETSC_INTERN PetscErrorCode MatSeqCSRKSetOptions(Mat, const MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatSeqCSRKSetUp(Mat, PetscBool, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatSeqCSRKExpected(Mat, char *, size_t, PetscInt *);
-PETSC_INTERN PetscErrorCode MatSeqCSRKDropStructure(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatMult_SeqCSRK(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);

@@ -1,8 +1,8 @@
 /*
    One plan from one table: what a CPU build will try, decided before it from the matrix, the options and the machine
-   file (MatCSRKPlanExpect(), with the auto ordering's rule), and the build's choice of row loop, the first entry of
-   that list that applies under the plan and builds. The product runs its loop once per thread; the view, -info and
-   MatCSRKGetInfo() name it (docs/design.md, "One plan, one table of variants", "Set-up").
+   file (MatCSRKPlanExpect(), with the auto ordering's rule, the threads and the products the set-up waits for it),
+   and how the build reads the column indices; the build takes the first entry of that list that applies and builds
+   (csrkstructure.c). The product runs its loop once per thread; the view, -info and MatCSRKGetInfo() name it (docs/design.md, "One plan, one table of variants", "Set-up").
 */
 #include "csrkimpl.h"
 #include <string.h>
@@ -22,9 +22,45 @@ const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *st)
   return st->coloff ? &MatCSRKVariantOffsets16 : &MatCSRKVariantColumns32;
 }
 
-/* MatCSRKPlanOneThreadSlices - whether one thread in the natural order reads row patterns: only to make row slices over
-   AIJ's own arrays */
-PetscBool MatCSRKPlanOneThreadSlices(const MatCSRKOptions *opt)
+/* the set-up's budget (csrksetup.c): the products wait until they would have paid for the set-up at this fraction of
+   their time (about 3 % of a CG solve's time); a reordering and the build in its order cost about CSRK_REORDER_PRODUCTS
+   AIJ products, and a build at least about the product of CSRK_BUILD_FLOOR_NNZ nonzeros (its allocations) */
+#define CSRK_SETUP_BUDGET     0.05
+#define CSRK_REORDER_PRODUCTS 60.0
+#define CSRK_BUILD_FLOOR_NNZ  2.0e4
+
+/* MatCSRKPlanWait - the products to wait for a set-up of this expected cost on a block of nnz nonzeros: eager, none */
+PetscInt MatCSRKPlanWait(const MatCSRKOptions *opt, PetscReal products, PetscInt nnz)
+{
+  if (opt->setup == MAT_CSRK_SETUP_EAGER) return 0;
+  products = PetscMax(products, CSRK_BUILD_FLOOR_NNZ / PetscMax(nnz, 1));
+  return (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
+}
+
+/* MatCSRKKernelThreads - the threads of a structure of nnz nonzeros with the options opt: those set, else the default
+   for blocks large enough to gain from them (below CSRK_THREADED_MIN_NNZ, starting a parallel region costs more than
+   the product) */
+#define CSRK_THREADED_MIN_NNZ 20000
+PetscInt MatCSRKKernelThreads(const MatCSRKOptions *opt, PetscInt nnz)
+{
+  if (opt->nthreads > 0) return opt->nthreads;
+  return nnz < CSRK_THREADED_MIN_NNZ ? 1 : MatCSRKDefaultThreads();
+}
+
+/* MatCSRKExpectList - the names of the entries expected, joined by commas */
+PetscErrorCode MatCSRKExpectList(const MatCSRKExpect *ex, char *list, size_t len)
+{
+  PetscFunctionBegin;
+  list[0] = 0;
+  for (const MatCSRKVariant *const *v = ex->order; *v; v++) {
+    PetscCall(PetscStrlcat(list, v == ex->order ? "" : ", ", len));
+    PetscCall(PetscStrlcat(list, (*v)->name, len));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* whether one thread in the natural order reads row patterns: only to make row slices over AIJ's own arrays */
+static PetscBool CSRKOneThreadSlices(const MatCSRKOptions *opt)
 {
   const PetscBool *on = opt->feature;
 
@@ -140,7 +176,7 @@ PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const 
   CSRK_MACHINE_GAIN faster for this kind of block, best first. Nothing else would beat AIJ's kernel: the list is then
   empty and nothing is built. Eager set-up, threads and reorderings try the whole table.
 */
-PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect *ex)
+static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSRKExpect *ex)
 {
   const PetscBool *on = opt->feature;
   const PetscInt  *ai, *aj, m = A->rmap->n;
@@ -156,13 +192,15 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   PetscFunctionBegin;
   PetscCall(PetscMemzero(ex, sizeof(*ex)));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
+  ex->nthreads = MatCSRKKernelThreads(opt, ai[m]);
+  ex->slices   = CSRKOneThreadSlices(opt);
   if (opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER) {
     PetscReal dist;
 
     ex->reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
     if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
   }
-  if (opt->setup == MAT_CSRK_SETUP_EAGER || MatCSRKKernelThreads(opt, ai[m]) > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
+  if (opt->setup == MAT_CSRK_SETUP_EAGER || ex->nthreads > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
     for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
       ex->order[n++] = *v;
       if (!(*v)->rival) ex->cost = PetscMax(ex->cost, (*v)->cost);
@@ -172,7 +210,7 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   if (!ai[m]) PetscFunctionReturn(PETSC_SUCCESS);
   rows   = PetscMin(m, PetscMax(m / CSRK_PROBE_PARTS, CSRK_PROBE_MIN_ROWS));
   inodes = CSRKAIJInodes(A);
-  if (MatCSRKPlanOneThreadSlices(opt) && 2 * CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE) >= rows) ex->order[n++] = &MatCSRKVariantSlices;
+  if (ex->slices && 2 * CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE) >= rows) ex->order[n++] = &MatCSRKVariantSlices;
   if (on[MAT_CSRK_ROW_NODES]) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
   valuenodes = (PetscBool)(2 * nnoderows >= rows && on[MAT_CSRK_ROW_VALUES] && 8 * CSRKProbeRepeats(ai, aj, aa, m, rows) >= rows);
   if (valuenodes) ex->order[n++] = &MatCSRKVariantNodes;
@@ -195,45 +233,20 @@ PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatCSRKPlanBegin - the plan of a build: the entries expected (ex), or the whole table (ex NULL) */
-void MatCSRKPlanBegin(const MatCSRKOptions *opt, const MatCSRKExpect *ex, MatCSRKPlan *plan)
+/* MatCSRKPlanExpect - the expectation (above) with the products the set-up waits for it, told by -info */
+PetscErrorCode MatCSRKPlanExpect(Mat A, const MatCSRKOptions *opt, MatCSRKExpect *ex)
 {
-  PetscInt n = 0;
+  const PetscInt *ai;
+  char            list[128];
 
-  *plan = (MatCSRKPlan){.opt = opt};
-  for (const MatCSRKVariant *const *v = ex ? ex->order : MatCSRKVariants; *v; v++)
-    plan->order[n++] = *v;
-}
-
-/*
-  MatCSRKPlanIndices - how the CPU kernels may read the column indices, decided before the arrays are filled: 16-bit
-  offsets and row patterns save bytes where the threads together are bound by the memory; one thread in the natural
-  order runs the AIJ loop over the AIJ arrays instead, measured faster there, unless the rows make slices.
-  Measurements: docs/design.md, "Column indices", docs/performance.md.
-*/
-void MatCSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, MatCSRKPlan *plan)
-{
-  const PetscBool *on = plan->opt->feature;
-
-  plan->aj        = aj;
-  plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
-  plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && !plan->onethread);
-  plan->patterns  = (PetscBool)(on[MAT_CSRK_ROW_PATTERNS] && (plan->compress || (plan->onethread && MatCSRKPlanOneThreadSlices(plan->opt))));
-}
-
-/* MatCSRKPlanBuild - the first entry of the plan that applies and builds becomes the structure's row loop; none:
-   st->variant stays NULL (the set-up keeps AIJ's kernel) */
-PetscErrorCode MatCSRKPlanBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st)
-{
   PetscFunctionBegin;
-  st->variant = NULL;
-  for (const MatCSRKVariant *const *v = plan->order; *v && !st->variant; v++) {
-    PetscBool built = PETSC_FALSE;
-
-    if ((*v)->applies && !(*v)->applies(plan, st)) continue;
-    PetscCall((*v)->build(A, plan, st, &built));
-    if (built) st->variant = *v;
-  }
-  PetscCall(PetscInfo(A, "Row loop: %s\n", st->variant ? st->variant->name : "none of those expected, AIJ's kernel"));
+  PetscCall(CSRKExpectEntries(A, opt, ex));
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, NULL, NULL, NULL));
+  ex->wait        = MatCSRKPlanWait(opt, ex->cost, ai[A->rmap->n]);
+  ex->reorderwait = MatCSRKPlanWait(opt, CSRK_REORDER_PRODUCTS, ai[A->rmap->n]);
+  PetscCall(MatCSRKExpectList(ex, list, sizeof(list)));
+  if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: the auto ordering's reordering after %" PetscInt_FMT " products\n", ex->reorderwait));
+  if (ex->order[0]) PetscCall(PetscInfo(A, "Set-up: the structure (%s) is built after %" PetscInt_FMT " products\n", list, ex->wait));
+  else PetscCall(PetscInfo(A, "Set-up: nothing would read fewer bytes than AIJ's kernel here, or beat it on this machine (%s): AIJ's kernel\n", MatCSRKMachineGain(NULL, PETSC_FALSE, "") > 0 ? "machine file" : "no machine file"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -387,11 +387,41 @@ static PetscErrorCode CSRKFillArrays(Mat A, MatCSRKStructure *st, const MatCSRKP
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* How the CPU kernels may read the column indices, decided before the arrays are filled: 16-bit offsets and row
+   patterns save bytes where the threads together are bound by the memory; one thread in the natural order runs the
+   AIJ loop over the AIJ arrays instead, measured faster there, unless the rows make slices (ex->slices). Measurements:
+   docs/design.md, "Column indices", docs/performance.md. */
+static void CSRKPlanIndices(const MatCSRKStructure *st, const PetscInt *aj, const MatCSRKExpect *ex, MatCSRKPlan *plan)
+{
+  const PetscBool *on = plan->opt->feature;
+
+  plan->aj        = aj;
+  plan->onethread = (PetscBool)(!st->perm && st->nthreads == 1);
+  plan->compress  = (PetscBool)(on[MAT_CSRK_COMPRESS_INDICES] && !plan->onethread);
+  plan->patterns  = (PetscBool)(on[MAT_CSRK_ROW_PATTERNS] && (plan->compress || (plan->onethread && ex->slices)));
+}
+
+/* The first entry of the plan that applies and builds becomes the structure's row loop; none: st->variant stays NULL */
+static PetscErrorCode CSRKChooseLoop(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st)
+{
+  PetscFunctionBegin;
+  st->variant = NULL;
+  for (const MatCSRKVariant *const *v = plan->order; *v && !st->variant; v++) {
+    PetscBool built = PETSC_FALSE;
+
+    if ((*v)->applies && !(*v)->applies(plan, st)) continue;
+    PetscCall((*v)->build(A, plan, st, &built));
+    if (built) st->variant = *v;
+  }
+  PetscCall(PetscInfo(A, "Row loop: %s\n", st->variant ? st->variant->name : "none of those expected, AIJ's kernel"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /*
    MatCSRKStructureBuild - builds the CSR-k structure of an assembled sequential AIJ matrix A with the options opt: its
    stages in order, each of one job; the ordering and the arrays are timed apart (st->order_time, st->fill_time) for
-   the view. ex: the entries of the plan's table to try (MatCSRKPlanExpect()), or NULL for the whole table. A build
-   whose entries all decline has no variant: the caller keeps AIJ's kernel.
+   the view. ex: the entries of the plan's table to try and the threads (MatCSRKPlanExpect()). A build whose entries
+   all decline gives no structure (*out NULL): the caller keeps AIJ's kernel.
 */
 PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, const MatCSRKExpect *ex, MatCSRKStructure **out)
 {
@@ -400,7 +430,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, const Mat
   PetscScalar      *aa;
   PetscInt          m, n, bs, ngroups, *groupptr;
   CSRKIdx          *iperm;
-  MatCSRKPlan       plan;
+  MatCSRKPlan       plan = {.opt = opt};
   PetscLogDouble    t0, to, tf, t1;
   PetscReal         autodist, dist;
   PetscBool         autorcm;
@@ -419,25 +449,25 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, const Mat
   st->nnz       = ai[m];
   st->k         = opt->k;
   st->ordering  = opt->ordering;
-  st->nthreads  = MatCSRKKernelThreads(opt, ai[m]);
+  st->nthreads  = ex->nthreads;
   st->bw_before = -1;
   if (bs > 1 && m % bs) bs = 1;
 
-  MatCSRKPlanBegin(opt, ex, &plan);
+  PetscCall(PetscArraycpy(plan.order, ex->order, CSRK_MAX_VARIANTS + 1));
   PetscCall(CSRKChooseOrdering(A, st, ai, aj, &autodist, &autorcm));
-  CSRKLevelSizes(plan.opt, st, bs);
+  CSRKLevelSizes(opt, st, bs);
   PetscCall(PetscTime(&to));
   PetscCall(CSRKOrder(A, st, bs, ai, aj, autorcm, autodist, &iperm, &ngroups, &groupptr));
   PetscCall(PetscTime(&tf));
   PetscCall(CSRKLevels(st, ngroups, groupptr));
   PetscCall(CSRKRowPointers(A, st, ai));
   PetscCall(CSRKPartitionThreads(st));
-  MatCSRKPlanIndices(st, aj, &plan);
+  CSRKPlanIndices(st, aj, ex, &plan);
   /* the bandwidth in the user's ordering where the build needs it before the fill, for the 16-bit offsets and with a
      reordering; a natural-order structure learns it from its row patterns, or when asked (a pass saved) */
   if (st->bw_before < 0 && (plan.compress || st->perm)) MatCSRKDistances(st->m, ai, aj, st->nthreads, &st->bw_before, &dist);
   PetscCall(CSRKFillArrays(A, st, &plan, ai, aj, aa, &iperm));
-  PetscCall(MatCSRKPlanBuild(A, &plan, st));
+  PetscCall(CSRKChooseLoop(A, &plan, st));
   PetscCall(PetscTime(&t1));
   st->order_time = tf - to;
   st->fill_time  = t1 - tf;
@@ -449,6 +479,7 @@ PetscErrorCode MatCSRKStructureBuild(Mat A, const MatCSRKOptions *opt, const Mat
   if (st->bw_before >= 0) PetscCall(PetscSNPrintf(bw, sizeof(bw), "%" PetscInt_FMT " -> %" PetscInt_FMT, st->bw_before, st->bw_after));
   PetscCall(PetscInfo(A, "CSR-%" PetscInt_FMT " built: %" PetscInt_FMT " rows, %" PetscInt_FMT " super-rows, %" PetscInt_FMT " super-super-rows, ordering %s, bandwidth %s, %d threads, %g s (ordering %g s, arrays %g s)\n", st->k, m, st->nsr, st->nssr,
                       MatCSRKOrderings[st->ordering], bw, (int)st->nthreads, st->build_time, st->order_time, st->fill_time));
+  if (!st->variant) PetscCall(MatCSRKStructureDestroy(&st));
   *out = st;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,6 +1,6 @@
 /*
-   The OpenMP threads of the CPU kernels: how many a structure runs, and whether a natural-order structure may then
-   multiply the AIJ arrays themselves or needs a copy placed by its threads.
+   The OpenMP threads of the CPU kernels: how many by default (a structure's own are the plan's, csrkplan.c), and
+   whether a natural-order structure may then multiply the AIJ arrays themselves or needs a copy placed by its threads.
 
    PETSc users run one MPI rank per core and PETSc's vector operations are not threaded, so the kernels run one thread
    per rank unless the user asks for more (docs/design.md, "Threads on request").
@@ -8,9 +8,6 @@
 #include "csrkimpl.h"
 #include <stdlib.h>
 #include <unistd.h>
-
-/* below this many nonzeros, starting a parallel region costs more than the product */
-#define CSRK_THREADED_MIN_NNZ 20000
 
 /*
   MatCSRKDefaultThreads - the threads of the kernels (and of the parallel passes of the orderings) when none were set
@@ -22,16 +19,6 @@ PetscInt MatCSRKDefaultThreads(void)
   if (getenv("OMP_NUM_THREADS")) return (PetscInt)omp_get_max_threads();
 #endif
   return 1;
-}
-
-/*
-  MatCSRKKernelThreads - the threads of a structure of nnz nonzeros with the options opt: those set, else the default
-  for blocks large enough to gain from them
-*/
-PetscInt MatCSRKKernelThreads(const MatCSRKOptions *opt, PetscInt nnz)
-{
-  if (opt->nthreads > 0) return opt->nthreads;
-  return nnz < CSRK_THREADED_MIN_NNZ ? 1 : MatCSRKDefaultThreads();
 }
 
 /*

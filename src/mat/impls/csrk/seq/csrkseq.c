@@ -163,7 +163,7 @@ static PetscErrorCode MatSeqCSRKClear(Mat A)
   PetscFunctionBegin;
   /* spptr can be NULL after MatHeaderMerge() */
   if (sp) {
-    PetscCall(MatSeqCSRKDropStructure(A));
+    PetscCall(MatCSRKStructureDestroy(&sp->st));
     PetscCall(PetscFree(A->spptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
