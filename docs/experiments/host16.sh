@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The CPU tables of the GPU machine's 16-core host in one command (repo root, $OUT set; deps/ carried as
+# configure-hooks/gpu-run.sh needs it, deps/pcache with an installed PETSc packed by docs/experiments/unstructured.sh,
+# deps/psrc with PETSc's tutorial sources):
+#
+#   bash docs/experiments/host16.sh
+#
+# Builds the plugin (build-gpu), writes its machine file (tutorials/tune on one rank per core), then runs PETSc's
+# tutorials with configure-hooks/apps.sh on one rank per core: the structured ones with aij, csrk and csrk without the
+# machine file; ksp ex10 on the generated unstructured matrices with aij and csrk; and ksp ex45 three times with csrk,
+# its solutions compared byte for byte. Tables and logs under $OUT.
+set -uo pipefail
+top=$(pwd)
+out=${OUT:-$top/out}
+mkdir -p "$out"
+export PETSC_SRC=${PETSC_SRC:-$top/deps/psrc}
+if ls "$top"/deps/pcache/petsc-cuda.tar.xz.* >/dev/null 2>&1 && [ ! -f "$top/deps/petsc-3.26.1-cuda/lib/pkgconfig/PETSc.pc" ]; then
+  cat "$top"/deps/pcache/petsc-cuda.tar.xz.* | xz -d -T8 | tar -C "$top" -xf -
+  old=$(cat "$top/deps/pcache/root" 2>/dev/null)
+  [ -n "$old" ] && [ "$old" != "$top" ] && [ ! -e "$old" ] && mkdir -p "$(dirname "$old")" && ln -s "$top" "$old"
+fi
+export PETSC_DIR=$top/deps/petsc-3.26.1-cuda PETSC_ARCH= BUILD=$top/build-gpu
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+np=$(nproc)
+bash configure-hooks/gpu-run.sh build >"$out/build.txt" 2>&1 || { tail -n 20 "$out/build.txt"; exit 1; }
+lscpu | grep -E "Model name" | sed 's/  */ /g'
+mpiexec -n "$np" --bind-to core "$BUILD/tutorials/tune" -o "$BUILD/lib/csrk-machine.txt" | tail -n 2
+grep -v "^#" "$BUILD/lib/csrk-machine.txt"
+APPS=${STRUCTURED:-ex45,bench_kspsolve,ex5} TYPES="aij csrk csrk/-mat_csrk_machine_file/none" REPS=${REPS:-2} OUT=$out/s \
+  bash configure-hooks/apps.sh cpu "$np"
+APPS=${UNSTRUCTURED:-gen-femelast3d,gen-fem3d} TYPES="aij csrk" REPS=${REPS:-2} FEM_ITS=${FEM_ITS:-500} FEM_DIR=$out/fem \
+  OUT=$out/u bash configure-hooks/apps.sh cpu "$np"
+for i in 1 2 3; do
+  mpiexec -n "$np" --bind-to core "$out/s/apps-bin/ex45" -da_grid_x 160 -da_grid_y 160 -da_grid_z 160 -ksp_type cg -pc_type jacobi \
+    -ksp_max_it 200 -ksp_rtol 1e-30 -dm_mat_type csrk -dll_append "$BUILD/lib/libcsrk.so" -ksp_view_solution "binary:$out/x$i.bin" >/dev/null 2>&1
+done
+if cmp "$out/x1.bin" "$out/x2.bin" && cmp "$out/x1.bin" "$out/x3.bin"; then echo "ksp ex45 160^3 on $np ranks, csrk: 3 solutions byte-identical"
+else echo "ksp ex45 160^3 on $np ranks, csrk: the solutions DIFFER"; fi
+rm -rf "$out"/x?.bin* "$out/fem" "$out"/s/apps-bin "$out"/u/apps-bin
