@@ -151,18 +151,26 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
 /*
   MatCSRKAutoReorders - the auto ordering's rule for a block of m x n with the CSR arrays (ai, aj), *meandist its mean
   |i-j|: a reordering's two gathers of x and y pay only where the product misses the cache for x, which a mesh's own
-  numbering, even with a large mean |i-j|, mostly does not (docs/design.md, "Default ordering")
+  numbering, even with a large mean |i-j|, mostly does not (docs/design.md, "Default ordering"). The rule reads every
+  CSRK_AUTO_STRIDE-th row: a pass over all of them cost the set-up of a stencil's slices a third of its time.
 */
+#define CSRK_AUTO_STRIDE 16
 PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist)
 {
   const PetscInt window = MatCSRKMachineL2Rows() / 4;
-  PetscInt       bw, local = 0;
+  PetscInt64     sum = 0, cnt = 0, local = 0;
 
-  MatCSRKDistances(m, ai, aj, 1, &bw, meandist);
+  for (PetscInt r = 0; r < m; r += CSRK_AUTO_STRIDE) {
+    for (PetscInt q = ai[r]; q < ai[r + 1]; q++) {
+      const PetscInt d = PetscAbsInt(r - aj[q]);
+      sum += d;
+      local += d <= window;
+    }
+    cnt += ai[r + 1] - ai[r];
+  }
+  *meandist = (PetscReal)sum / (PetscReal)PetscMax(cnt, 1);
   if (m != n || m < 2 || n <= MatCSRKMachineL2Rows() || !CSRK_AUTO_SCRAMBLED(*meandist, m)) return PETSC_FALSE;
-  for (PetscInt r = 0; r < m; r++)
-    for (PetscInt q = ai[r]; q < ai[r + 1]; q++) local += PetscAbsInt(r - aj[q]) <= window;
-  return (PetscBool)(2 * local < ai[m]);
+  return (PetscBool)(2 * local < cnt);
 }
 
 /*
