@@ -142,8 +142,30 @@ struct _n_MatCSRKVariant {
 PETSC_INTERN const MatCSRKVariant MatCSRKVariantSlices, MatCSRKVariantPatterns, MatCSRKVariantSymmetric, MatCSRKVariantNodes, MatCSRKVariantOffsets16, MatCSRKVariantColumns32;
 PETSC_INTERN const MatCSRKVariant *const MatCSRKVariants[]; /* the table, preferred first, NULL-terminated */
 PETSC_INTERN PetscErrorCode MatCSRKPlanExpect(Mat, const MatCSRKOptions *, MatCSRKExpect *);
-PETSC_INTERN PetscInt       MatCSRKPlanWait(const MatCSRKOptions *, PetscReal, PetscInt);
-PETSC_INTERN PetscErrorCode MatCSRKExpectList(const MatCSRKExpect *, char *, size_t);
+/* The set-up's budget (csrksetup.c): the products wait until they would have paid for the set-up at this fraction of
+   their time (about 3 % of a CG solve's time), and for a build at least about the product of CSRK_BUILD_FLOOR_NNZ
+   nonzeros (its allocations). The wait and the list below come last in the plan's expectation, after the machine
+   file was read: here, beneath both files, the expectation goes on down instead of back into csrkplan.c. */
+#define CSRK_SETUP_BUDGET    0.05
+#define CSRK_BUILD_FLOOR_NNZ 2.0e4
+/* MatCSRKPlanWait - the products to wait for a set-up of this expected cost on a block of nnz nonzeros: eager, none */
+static inline PetscInt MatCSRKPlanWait(const MatCSRKOptions *opt, PetscReal products, PetscInt nnz)
+{
+  if (opt->setup == MAT_CSRK_SETUP_EAGER) return 0;
+  products = PetscMax(products, CSRK_BUILD_FLOOR_NNZ / PetscMax(nnz, 1));
+  return (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
+}
+/* MatCSRKExpectList - the names of the entries expected, joined by commas */
+static inline PetscErrorCode MatCSRKExpectList(const MatCSRKExpect *ex, char *list, size_t len)
+{
+  PetscFunctionBegin;
+  list[0] = 0;
+  for (const MatCSRKVariant *const *v = ex->order; *v; v++) {
+    PetscCall(PetscStrlcat(list, v == ex->order ? "" : ", ", len));
+    PetscCall(PetscStrlcat(list, (*v)->name, len));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 PETSC_INTERN PetscInt       MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
 PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
 PETSC_INTERN PetscBool      MatCSRKSymmetricMayApply(const MatCSRKOptions *, PetscInt, PetscInt);

@@ -22,20 +22,8 @@ const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *st)
   return st->coloff ? &MatCSRKVariantOffsets16 : &MatCSRKVariantColumns32;
 }
 
-/* the set-up's budget (csrksetup.c): the products wait until they would have paid for the set-up at this fraction of
-   their time (about 3 % of a CG solve's time); a reordering and the build in its order cost about CSRK_REORDER_PRODUCTS
-   AIJ products, and a build at least about the product of CSRK_BUILD_FLOOR_NNZ nonzeros (its allocations) */
-#define CSRK_SETUP_BUDGET     0.05
+/* a reordering and the build in its order cost about this many AIJ products (the set-up's budget: MatCSRKPlanWait()) */
 #define CSRK_REORDER_PRODUCTS 60.0
-#define CSRK_BUILD_FLOOR_NNZ  2.0e4
-
-/* MatCSRKPlanWait - the products to wait for a set-up of this expected cost on a block of nnz nonzeros: eager, none */
-PetscInt MatCSRKPlanWait(const MatCSRKOptions *opt, PetscReal products, PetscInt nnz)
-{
-  if (opt->setup == MAT_CSRK_SETUP_EAGER) return 0;
-  products = PetscMax(products, CSRK_BUILD_FLOOR_NNZ / PetscMax(nnz, 1));
-  return (PetscInt)(products / CSRK_SETUP_BUDGET + 0.5);
-}
 
 /* MatCSRKKernelThreads - the threads of a structure of nnz nonzeros with the options opt: those set, else the default
    for blocks large enough to gain from them (below CSRK_THREADED_MIN_NNZ, starting a parallel region costs more than
@@ -45,18 +33,6 @@ PetscInt MatCSRKKernelThreads(const MatCSRKOptions *opt, PetscInt nnz)
 {
   if (opt->nthreads > 0) return opt->nthreads;
   return nnz < CSRK_THREADED_MIN_NNZ ? 1 : MatCSRKDefaultThreads();
-}
-
-/* MatCSRKExpectList - the names of the entries expected, joined by commas */
-PetscErrorCode MatCSRKExpectList(const MatCSRKExpect *ex, char *list, size_t len)
-{
-  PetscFunctionBegin;
-  list[0] = 0;
-  for (const MatCSRKVariant *const *v = ex->order; *v; v++) {
-    PetscCall(PetscStrlcat(list, v == ex->order ? "" : ", ", len));
-    PetscCall(PetscStrlcat(list, (*v)->name, len));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* whether one thread in the natural order reads row patterns: only to make row slices over AIJ's own arrays */
