@@ -201,6 +201,8 @@ PETSC_EXTERN PetscErrorCode MatCSRKSetOrdering(Mat, MatCSRKOrdering);
 PETSC_EXTERN PetscErrorCode MatCSRKGetOrdering(Mat, MatCSRKOrdering *);
 PETSC_EXTERN PetscErrorCode MatCSRKSetNumThreads(Mat, PetscInt);
 PETSC_EXTERN PetscErrorCode MatCSRKSetSetup(Mat, MatCSRKSetup);
+PETSC_EXTERN PetscErrorCode MatCSRKSetRowLoop(Mat, const char[]);
+PETSC_EXTERN PetscErrorCode MatCSRKGetRowLoop(PetscInt, const char *[], const char *[]);
 PETSC_EXTERN PetscErrorCode MatCSRKSetFeature(Mat, MatCSRKFeature, PetscBool);
 PETSC_EXTERN PetscErrorCode MatCSRKSetCUDAKernel(Mat, MatCSRKCUDAKernel);
 PETSC_EXTERN PetscErrorCode MatCSRKGetInfo(Mat, MatCSRKInfo *);

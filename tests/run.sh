@@ -152,6 +152,8 @@ run "set-up permuted random (neither slices nor nodes nor symmetric: not built; 
 run "set-up elasticity3d (row nodes whose values repeat: fewer bytes by rule, after 20 products)" 1 "$build/tests/setup" -problem elasticity3d -n 8 -expect_build 20 -expect_loop nodes -expect_values 1
 run_grep "set-up: -info says what is expected and when" "Set-up: the structure (symmetric, columns32, nodes) is built after 600 products" "$build/tests/setup" -problem femelast3d -n 16 -machine "$rivals" -expect_build 600 -expect_loop symmetric -expect_refresh 80 -info :mat
 run_grep "set-up: -info names the machine file and what it holds" "machine file csrk-machine-test-.*: symmetric_half.plain 1.3" "$build/tests/setup" -problem fem3d -n 16 -machine "$rivals" -expect_build 600 -expect_loop symmetric -expect_refresh 80 -info :sys
+run_grep "row loop asked for: nodes alone, without a machine file (-mat_csrk_row_loop)" "Row loop: nodes" "$build/tests/setup" -problem femelast3d -n 16 -mat_csrk_row_loop nodes -expect_build 20 -expect_loop nodes -info :mat
+run_error "unknown row loop" "Unknown option foo for -mat_csrk_row_loop" "$build/tests/ksp" -n 4 -mat_csrk_row_loop foo
 # same bits every run: default options (the set-up budget), a machine file that has the rivals built, CG long enough
 # for the symmetric half's build (600 products), three runs compared byte for byte
 machine="$logdir/machine-rivals.txt"

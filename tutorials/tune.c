@@ -14,22 +14,31 @@ static const char help[] = "Measures once, on this machine, the CPU row loops of
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
 
-/* the candidates: AIJ's kernel (the reference), then each rival with the features that make the build choose it */
+/* the candidates: AIJ's kernel (the reference), then each row loop of the plugin's table that the machine file keys as
+   a rival of it (MatCSRKGetRowLoop()) */
 typedef struct {
   const char *key, *variant; /* machine file key and the row loop the build must give (else not measured) */
-  PetscBool   half, nodes;
 } Candidate;
+#define MAXCAND 16
+static Candidate candidates[MAXCAND];
+static int       ncand;
 
-static const Candidate candidates[] = {
-  {NULL, NULL, PETSC_FALSE, PETSC_FALSE},
-  {"symmetric_half", "symmetric", PETSC_TRUE, PETSC_FALSE},
-  {"row_nodes", "nodes", PETSC_FALSE, PETSC_TRUE},
-  {"plain_loop", "columns32", PETSC_FALSE, PETSC_FALSE},
-};
-#define NCAND ((int)(sizeof(candidates) / sizeof(candidates[0])))
+static PetscErrorCode Candidates(void)
+{
+  const char *name = NULL, *rival = NULL;
 
-/* the matrix of candidate c: A itself (AIJ), or a CSR-k copy built at once with the candidate's row loop (NULL where
-   the build gives another one: the rival does not apply to this matrix) */
+  PetscFunctionBegin;
+  ncand = 1; /* AIJ */
+  for (PetscInt i = 0; ncand < MAXCAND; i++) {
+    PetscCall(MatCSRKGetRowLoop(i, &name, &rival));
+    if (!name) break;
+    if (rival) candidates[ncand++] = (Candidate){rival, name};
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the matrix of candidate c: A itself (AIJ), or a CSR-k copy built at once with the candidate's row loop alone, without
+   value lists (the plan builds those by rule), NULL where the build gives none: the rival does not apply to A */
 static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C, PetscReal *setup)
 {
   MatCSRKInfo info;
@@ -47,10 +56,8 @@ static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C, PetscRe
   PetscCall(MatCSRKSetNumThreads(*C, 1));
   PetscCall(MatCSRKSetOrdering(*C, MAT_CSRK_ORDERING_NATURAL));
   PetscCall(MatCSRKSetSetup(*C, MAT_CSRK_SETUP_EAGER));
-  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_SLICES, PETSC_FALSE));
   PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_VALUES, PETSC_FALSE));
-  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_SYMMETRIC_HALF, c->half));
-  PetscCall(MatCSRKSetFeature(*C, MAT_CSRK_ROW_NODES, c->nodes));
+  PetscCall(MatCSRKSetRowLoop(*C, c->variant));
   PetscCall(MatCSRKGetInfo(*C, &info)); /* eager: builds it */
   *setup = info.build_time;              /* the slowest rank's */
   PetscCall(PetscStrcmp(info.variant, c->variant, &same));
@@ -62,19 +69,19 @@ static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C, PetscRe
    a busy machine slows all of them alike, and the time of its set-up; 0 where a candidate does not apply */
 static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, PetscReal best[], PetscReal setup[])
 {
-  Mat C[NCAND];
+  Mat C[MAXCAND];
   Vec x, y;
 
   PetscFunctionBegin;
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecSetRandom(x, NULL));
-  for (int c = 0; c < NCAND; c++) {
+  for (int c = 0; c < ncand; c++) {
     PetscCall(CandidateMatrix(A, &candidates[c], &C[c], &setup[c]));
     best[c] = 0;
     if (C[c]) PetscCall(MatMult(C[c], x, y)); /* first touch */
   }
   for (PetscInt r = 0; r < rounds; r++)
-    for (int c = 0; c < NCAND; c++) {
+    for (int c = 0; c < ncand; c++) {
       double t0, t, tmax;
       if (!C[c]) continue;
       PetscCallMPI(MPI_Barrier(PetscObjectComm((PetscObject)A)));
@@ -84,7 +91,7 @@ static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, 
       PetscCallMPI(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
       best[c] = best[c] > 0 ? PetscMin(best[c], tmax) : tmax;
     }
-  for (int c = 0; c < NCAND; c++) PetscCall(MatDestroy(&C[c]));
+  for (int c = 0; c < ncand; c++) PetscCall(MatDestroy(&C[c]));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -129,8 +136,8 @@ int main(int argc, char **argv)
 {
   const char *classes[2] = {"plain", "inodes"}, *problems[2] = {"fem3d", "femelast3d"};
   PetscInt    n[3] = {80, 40, 100}, rounds = 10, products = 20;
-  char        file[PETSC_MAX_PATH_LEN], date[64], comment[512], buf[16][64];
-  const char *lines[16];
+  char        file[PETSC_MAX_PATH_LEN], date[64], comment[512], buf[4 * MAXCAND + 1][64];
+  const char *lines[4 * MAXCAND + 1];
   PetscInt    nl = 0;
   PetscMPIInt size;
   PetscBool   set;
@@ -138,6 +145,7 @@ int main(int argc, char **argv)
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
+  PetscCall(Candidates());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-o", file, sizeof(file), &set));
   PetscCheck(set, PETSC_COMM_WORLD, PETSC_ERR_USER, "-o <file>: the machine file to write");
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -150,11 +158,11 @@ int main(int argc, char **argv)
   PetscCall(PetscGetDate(date, sizeof(date)));
   for (int k = 0; k < 2; k++) {
     Mat       A;
-    PetscReal best[NCAND], setup[NCAND];
+    PetscReal best[MAXCAND], setup[MAXCAND];
 
     PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problems[k], n[k], 1, &A));
     PetscCall(TimeCandidates(A, rounds, products, best, setup));
-    for (int c = 1; c < NCAND; c++) {
+    for (int c = 1; c < ncand; c++) {
       if (!(best[c] > 0)) continue;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s-n%d: %s %.1f us, AIJ %.1f us: %s.%s %.3f, set-up %.1f AIJ products\n", problems[k], (int)n[k], candidates[c].variant, 1e6 * best[c], 1e6 * best[0], candidates[c].key, classes[k], (double)(best[0] / best[c]), (double)(setup[c] / best[0])));
       PetscCall(PetscSNPrintf(buf[nl++], sizeof(buf[0]), "%s.%s %.3f", candidates[c].key, classes[k], (double)(best[0] / best[c])));

@@ -37,6 +37,7 @@ static void MatCSRKOptionsDefault(MatCSRKOptions *opt)
   opt->nthreads = PETSC_DECIDE;
   for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++) opt->feature[f] = PETSC_TRUE;
   opt->setup       = MAT_CSRK_SETUP_BUDGET;
+  opt->rowloop     = -1;
   opt->cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
 }
 
@@ -46,7 +47,7 @@ PetscBool MatCSRKOptionsEqual(const MatCSRKOptions *a, const MatCSRKOptions *b)
 {
   for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++)
     if (f != MAT_CSRK_CUDA_HALO_PINNED && a->feature[f] != b->feature[f]) return PETSC_FALSE;
-  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->cuda_kernel == b->cuda_kernel);
+  return (PetscBool)(a->k == b->k && a->sr_size == b->sr_size && a->ssr_size == b->ssr_size && a->ordering == b->ordering && a->nthreads == b->nthreads && a->rowloop == b->rowloop && a->cuda_kernel == b->cuda_kernel);
 }
 
 static PetscErrorCode MatCSRKOptionsCheck(const MatCSRKOptions *opt)
@@ -99,6 +100,14 @@ static PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObj
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_sr_size", "Rows per super-row (0: from the tuning rule); for the GPU block kernel, lanes per node (2, 4, 8, 16 or 32)", "MatCSRKSetSizes", &opt->sr_size));
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
+  {
+    const char *loops[CSRK_MAX_VARIANTS + 1] = {"plan"};
+    PetscInt    nl = 1, loop = opt->rowloop + 1;
+
+    for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) loops[nl++] = (*v)->name;
+    PetscCall(PetscOptionsEList("-mat_csrk_row_loop", "The CPU row loop the build tries alone (plan: the plan's choice)", "MatCSRKSetRowLoop", loops, nl, loops[loop], &loop, NULL));
+    opt->rowloop = loop - 1;
+  }
   PetscCall(PetscOptionsEnum("-mat_csrk_setup", "When the structure is built: once the products run with AIJ's kernel have paid for it (budget), or at the first product (eager) (CPU kernels)", "MatCSRKSetSetup", MatCSRKSetups, (PetscEnum)opt->setup, (PetscEnum *)&opt->setup, NULL));
   for (int f = 0; f < MAT_CSRK_NUM_FEATURES; f++) {
     char name[64];
@@ -512,6 +521,77 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
   PetscFunctionBegin;
   PetscValidLogicalCollectiveEnum(A, setup, 2);
   MatCSRKSetField(A, setup, setup);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatCSRKSetRowLoop - makes the build of the CPU kernels try one row loop of the plan's table alone
+
+  Logically Collective
+
+  Input Parameters:
++ A    - the matrix, of type `MATCSRK`
+- loop - the row loop's name (see `MatCSRKGetRowLoop()`), or `NULL` or "plan" for the plan's choice (the default)
+
+  Options Database Key:
+. -mat_csrk_row_loop <plan,slices,patterns,symmetric,nodes,offsets16,columns32> - the loop
+
+  Level: developer
+
+  Notes:
+  For measurements of the row loops (`make tune` times each rival of AIJ's kernel this way) and tests. The loop is built
+  where its own conditions hold (a symmetric half needs symmetric values, nodes need runs of rows with one column
+  list); elsewhere the products run AIJ's kernel. The set-up waits for the loop's expected cost as usual, and
+  `MatCSRKGetInfo()` names the loop built.
+
+.seealso: `MATCSRK`, `MatCSRKGetRowLoop()`, `MatCSRKSetSetup()`, `MatCSRKGetInfo()`
+@*/
+PetscErrorCode MatCSRKSetRowLoop(Mat A, const char loop[])
+{
+  PetscInt  index = -1;
+  PetscBool plan  = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  if (loop) PetscCall(PetscStrcmp(loop, "plan", &plan));
+  for (PetscInt i = 0; !plan && MatCSRKVariants[i] && index < 0; i++) {
+    PetscBool same;
+    PetscCall(PetscStrcmp(loop, MatCSRKVariants[i]->name, &same));
+    if (same) index = i;
+  }
+  PetscCheck(plan || index >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown CSR-k row loop %s (MatCSRKGetRowLoop() lists them)", loop);
+  MatCSRKSetField(A, rowloop, index);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  MatCSRKGetRowLoop - an entry of the plan's table of CPU row loops, and the key under which the machine file holds
+  its measurement where it is a rival of AIJ's kernel
+
+  Not Collective
+
+  Input Parameter:
+. i - the entry, from 0
+
+  Output Parameters:
++ name  - its name (for `MatCSRKSetRowLoop()`), or `NULL` past the end of the table
+- rival - its machine-file key, or `NULL` where the plan builds it by rule (it reads fewer bytes than AIJ's kernel)
+
+  Level: developer
+
+  Note:
+  `make tune` (tutorials/tune.c) measures every entry with a key against AIJ's kernel.
+
+.seealso: `MATCSRK`, `MatCSRKSetRowLoop()`, `MatCSRKWriteMachineFile()`
+@*/
+PetscErrorCode MatCSRKGetRowLoop(PetscInt i, const char *name[], const char *rival[])
+{
+  PetscInt n = 0;
+
+  PetscFunctionBegin;
+  while (MatCSRKVariants[n]) n++;
+  PetscCheck(i >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Row loop %" PetscInt_FMT " < 0", i);
+  if (name) *name = i < n ? MatCSRKVariants[i]->name : NULL;
+  if (rival) *rival = i < n ? MatCSRKVariants[i]->rival : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -32,6 +32,7 @@ typedef struct {
   PetscInt        nthreads; /* PETSC_DECIDE: MatCSRKDefaultThreads() (one, unless OMP_NUM_THREADS is set) */
   PetscBool       feature[MAT_CSRK_NUM_FEATURES]; /* MatCSRKSetFeature(), indexed by MatCSRKFeature */
   MatCSRKSetup    setup;    /* when the structure is built (CPU); not a property of the structure itself */
+  PetscInt        rowloop;  /* MatCSRKSetRowLoop(): the entry of MatCSRKVariants the build tries alone, or -1: the plan's */
   MatCSRKCUDAKernel cuda_kernel; /* CUDA type */
 } MatCSRKOptions;
 
@@ -129,8 +130,21 @@ typedef struct {
    products, are what the set-up waits for before a build and a refresh; a variant that reads as many bytes as AIJ's
    kernel on one thread names its rival key, and is tried only where the machine file measured it faster
    (csrkmachine.c) */
+/* What the probe of a block's first rows found before a build (MatCSRKPlanExpect()), which each entry's expect reads:
+   whether one thread in the natural order tries the entry by rule (it reads fewer bytes), as a rival of AIJ's kernel
+   (where the machine file measured it faster), or not */
+typedef struct {
+  const MatCSRKOptions *opt;
+  PetscInt              m, n, rows;             /* the block, and the rows probed */
+  PetscInt              slicerows, noderows;    /* probed rows in runs of one pattern (where slices may be read), in row nodes */
+  PetscInt              repeats;                /* probed rows of nodes that repeat an earlier node's values (where nodes are many) */
+  PetscBool             inodes;                 /* AIJ's own kernel is its inode kernel */
+} MatCSRKProbe;
+typedef enum { CSRK_EXPECT_NO, CSRK_EXPECT_RULE, CSRK_EXPECT_RIVAL } MatCSRKExpectRule;
+
 struct _n_MatCSRKVariant {
   const char *name;
+  MatCSRKExpectRule (*expect)(const MatCSRKProbe *); /* one thread in the natural order (NULL: never there) */
   PetscBool (*applies)(const MatCSRKPlan *, const MatCSRKStructure *);
   PetscErrorCode (*build)(Mat, MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
   void (*mult)(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt, const PetscScalar *, const PetscScalar *, PetscScalar *);
@@ -169,6 +183,7 @@ static inline PetscErrorCode MatCSRKExpectList(const MatCSRKExpect *ex, char *li
 PETSC_INTERN PetscInt       MatCSRKKernelThreads(const MatCSRKOptions *, PetscInt);
 PETSC_INTERN const MatCSRKVariant *MatCSRKVariantIndexLoop(const MatCSRKStructure *);
 PETSC_INTERN PetscBool      MatCSRKSymmetricMayApply(const MatCSRKOptions *, PetscInt, PetscInt);
+PETSC_INTERN PetscBool      MatCSRKPlanSlicesOn(const MatCSRKOptions *);
 PETSC_INTERN PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *, MatCSRKStructure *, PetscBool *);
 PETSC_INTERN void           MatCSRKStructureCountBytes(MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKVariantFree(const MatCSRKVariant *, MatCSRKStructure *);

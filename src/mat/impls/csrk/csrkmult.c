@@ -75,6 +75,12 @@ static void CSRKColumnsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0,
   CSRK_OUTPUTS(CSRK_ROWS, 0, CSRKIdx, cj);
 }
 
+/* one thread over the AIJ arrays is AIJ's own loop, unless AIJ runs its inode kernel: then a rival of it */
+static MatCSRKExpectRule CSRKColumnsExpect(const MatCSRKProbe *p)
+{
+  return p->inodes ? CSRK_EXPECT_RIVAL : CSRK_EXPECT_NO;
+}
+
 static PetscErrorCode CSRKColumnsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
 {
   PetscFunctionBegin;
@@ -83,7 +89,7 @@ static PetscErrorCode CSRKColumnsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructur
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantColumns32 = {"columns32", NULL, CSRKColumnsBuild, CSRKColumnsMult, NULL, {CSRK_ARRAY(colidx, CSRK_LEN_NNZ, PETSC_TRUE)}, 1.0, 1.0, "plain_loop"};
+const MatCSRKVariant MatCSRKVariantColumns32 = {"columns32", CSRKColumnsExpect, NULL, CSRKColumnsBuild, CSRKColumnsMult, NULL, {CSRK_ARRAY(colidx, CSRK_LEN_NNZ, PETSC_TRUE)}, 1.0, 1.0, "plain_loop"};
 
 /* 16-bit offsets from the diagonal: xr[co[q]] with xr advancing with the row (CSRK_ROWS) */
 static void CSRKOffsetsMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, PetscInt r1, const PetscScalar *restrict xx, const PetscScalar *restrict zz, PetscScalar *restrict out)
@@ -136,4 +142,4 @@ static PetscErrorCode CSRKOffsetsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructur
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantOffsets16 = {"offsets16", CSRKOffsetsApplies, CSRKOffsetsBuild, CSRKOffsetsMult, NULL, {CSRK_ARRAY(coloff, CSRK_LEN_NNZ, PETSC_FALSE)}, 7.0, 1.0, NULL};
+const MatCSRKVariant MatCSRKVariantOffsets16 = {"offsets16", NULL, CSRKOffsetsApplies, CSRKOffsetsBuild, CSRKOffsetsMult, NULL, {CSRK_ARRAY(coloff, CSRK_LEN_NNZ, PETSC_FALSE)}, 7.0, 1.0, NULL};

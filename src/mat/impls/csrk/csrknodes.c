@@ -207,6 +207,14 @@ static void CSRKNodesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, P
 }
 
 /* one thread over column indices (natural order, or a reordered copy's renumbered rows), no patterns */
+/* where half of the probed rows are in nodes: by rule where an eighth repeat an earlier node's values (value lists
+   drop values), else a rival of AIJ's kernel */
+static MatCSRKExpectRule CSRKNodesExpect(const MatCSRKProbe *p)
+{
+  if (!p->opt->feature[MAT_CSRK_ROW_NODES] || 2 * p->noderows < p->rows) return CSRK_EXPECT_NO;
+  return p->opt->feature[MAT_CSRK_ROW_VALUES] && 8 * p->repeats >= p->rows ? CSRK_EXPECT_RULE : CSRK_EXPECT_RIVAL;
+}
+
 static PetscBool CSRKNodesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
   return (PetscBool)(st->nthreads == 1 && plan->opt->feature[MAT_CSRK_ROW_NODES] && !st->rowpat && (st->colidx || st->coloff));
@@ -251,4 +259,4 @@ PetscErrorCode MatCSRKNodeValuesRepeat(const MatCSRKPlan *plan, MatCSRKStructure
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantNodes = {"nodes", CSRKNodesApplies, CSRKNodesBuild, CSRKNodesMult, CSRKNodesRefresh, {CSRK_ARRAY(nodesz, CSRK_LEN_NODES, PETSC_FALSE), CSRK_ARRAY(nodesrc, CSRK_LEN_NODES, PETSC_FALSE)}, 1.0, 1.0, "row_nodes"};
+const MatCSRKVariant MatCSRKVariantNodes = {"nodes", CSRKNodesExpect, CSRKNodesApplies, CSRKNodesBuild, CSRKNodesMult, CSRKNodesRefresh, {CSRK_ARRAY(nodesz, CSRK_LEN_NODES, PETSC_FALSE), CSRK_ARRAY(nodesrc, CSRK_LEN_NODES, PETSC_FALSE)}, 1.0, 1.0, "row_nodes"};

@@ -313,4 +313,4 @@ static PetscErrorCode CSRKPatternsBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructu
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantPatterns = {"patterns", CSRKPatternsApplies, CSRKPatternsBuild, CSRKPatternsMult, NULL, {CSRK_ARRAY(rowpat, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(patptr, CSRK_LEN_PATTERNS1, PETSC_FALSE), CSRK_ARRAY(patoff, CSRK_LEN_PATOFF, PETSC_FALSE)}, 7.0, 1.0, NULL};
+const MatCSRKVariant MatCSRKVariantPatterns = {"patterns", NULL, CSRKPatternsApplies, CSRKPatternsBuild, CSRKPatternsMult, NULL, {CSRK_ARRAY(rowpat, CSRK_LEN_M, PETSC_FALSE), CSRK_ARRAY(patptr, CSRK_LEN_PATTERNS1, PETSC_FALSE), CSRK_ARRAY(patoff, CSRK_LEN_PATOFF, PETSC_FALSE)}, 7.0, 1.0, NULL};

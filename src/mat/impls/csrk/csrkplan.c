@@ -35,8 +35,9 @@ PetscInt MatCSRKKernelThreads(const MatCSRKOptions *opt, PetscInt nnz)
   return nnz < CSRK_THREADED_MIN_NNZ ? 1 : MatCSRKDefaultThreads();
 }
 
-/* whether one thread in the natural order reads row patterns: only to make row slices over AIJ's own arrays */
-static PetscBool CSRKOneThreadSlices(const MatCSRKOptions *opt)
+/* MatCSRKPlanSlicesOn - whether one thread in the natural order reads row patterns: only to make row slices over
+   AIJ's own arrays */
+PetscBool MatCSRKPlanSlicesOn(const MatCSRKOptions *opt)
 {
   const PetscBool *on = opt->feature;
 
@@ -157,32 +158,37 @@ PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const 
   does too: a variant is tried there only where it reads fewer bytes by rule (row slices, which drop the column
   indices; row nodes whose values repeat, which drop values), or, a rival of AIJ's kernel (the symmetric half, row
   nodes, the plain loop where AIJ runs its inode kernel), where the machine file measured it at least
-  CSRK_MACHINE_GAIN faster for this kind of block, best first. Nothing else would beat AIJ's kernel: the list is then
-  empty and nothing is built. Eager set-up, threads and reorderings try the whole table.
+  CSRK_MACHINE_GAIN faster for this kind of block, best first: each entry's expect says which, from the probe. Nothing
+  else would beat AIJ's kernel: the list is then empty and nothing is built. Eager set-up, threads and reorderings try
+  the whole table; a row loop asked for (MatCSRKSetRowLoop()) is tried alone.
 */
 static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSRKExpect *ex)
 {
   const PetscBool *on = opt->feature;
   const PetscInt  *ai, *aj, m = A->rmap->n;
   PetscScalar     *aa;
-  PetscInt         n = 0, rows, nnoderows = 0;
-  PetscBool        inodes, valuenodes;
+  PetscInt         n = 0, nr = 0;
+  MatCSRKProbe     probe = {0};
   struct {
     const MatCSRKVariant *v;
     PetscReal             gain;
-  } rival[3];
-  PetscInt nr = 0;
+  } rival[CSRK_MAX_VARIANTS];
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(ex, sizeof(*ex)));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   ex->nthreads = MatCSRKKernelThreads(opt, ai[m]);
-  ex->slices   = CSRKOneThreadSlices(opt);
+  ex->slices   = MatCSRKPlanSlicesOn(opt);
   if (opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER) {
     PetscReal dist;
 
     ex->reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
     if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
+  }
+  if (opt->rowloop >= 0) { /* the entry asked for, alone */
+    ex->order[0] = MatCSRKVariants[opt->rowloop];
+    ex->cost     = ex->order[0]->cost;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (opt->setup == MAT_CSRK_SETUP_EAGER || ex->nthreads > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
     for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
@@ -192,16 +198,23 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (!ai[m]) PetscFunctionReturn(PETSC_SUCCESS);
-  rows   = PetscMin(m, PetscMax(m / CSRK_PROBE_PARTS, CSRK_PROBE_MIN_ROWS));
-  inodes = CSRKAIJInodes(A);
-  if (ex->slices && 2 * CSRKProbeRuns(ai, aj, m, rows, CSRK_SLICE, PETSC_TRUE) >= rows) ex->order[n++] = &MatCSRKVariantSlices;
-  if (on[MAT_CSRK_ROW_NODES]) nnoderows = CSRKProbeRuns(ai, aj, m, rows, CSRK_NODE_MAX, PETSC_FALSE);
-  valuenodes = (PetscBool)(2 * nnoderows >= rows && on[MAT_CSRK_ROW_VALUES] && 8 * CSRKProbeRepeats(ai, aj, aa, m, rows) >= rows);
-  if (valuenodes) ex->order[n++] = &MatCSRKVariantNodes;
-  if (MatCSRKSymmetricMayApply(opt, m, A->cmap->n)) rival[nr++].v = &MatCSRKVariantSymmetric;
-  if (2 * nnoderows >= rows && !valuenodes) rival[nr++].v = &MatCSRKVariantNodes;
-  if (inodes) rival[nr++].v = &MatCSRKVariantColumns32;
-  for (PetscInt i = 0; i < nr; i++) rival[i].gain = MatCSRKMachineGain(rival[i].v->rival, inodes, "");
+  probe.opt    = opt;
+  probe.m      = m;
+  probe.n      = A->cmap->n;
+  probe.rows   = PetscMin(m, PetscMax(m / CSRK_PROBE_PARTS, CSRK_PROBE_MIN_ROWS));
+  probe.inodes = CSRKAIJInodes(A);
+  if (ex->slices) probe.slicerows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_SLICE, PETSC_TRUE);
+  if (on[MAT_CSRK_ROW_NODES]) probe.noderows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_NODE_MAX, PETSC_FALSE);
+  if (on[MAT_CSRK_ROW_VALUES] && 2 * probe.noderows >= probe.rows) probe.repeats = CSRKProbeRepeats(ai, aj, aa, m, probe.rows);
+  /* the entries that read fewer bytes, in the table's order, then the rivals the machine file measured faster */
+  for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
+    const MatCSRKExpectRule rule = (*v)->expect ? (*v)->expect(&probe) : CSRK_EXPECT_NO;
+    if (rule == CSRK_EXPECT_RULE) ex->order[n++] = *v;
+    else if (rule == CSRK_EXPECT_RIVAL) {
+      rival[nr].v      = *v;
+      rival[nr++].gain = MatCSRKMachineGain((*v)->rival, probe.inodes, "");
+    }
+  }
   for (PetscInt i = 0; i < nr; i++) { /* best first (a stable selection: ties keep the table's order) */
     PetscInt b = -1;
     for (PetscInt j = 0; j < nr; j++)
@@ -211,7 +224,7 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
     rival[b].gain  = 0;
   }
   if (n) { /* the first entry's cost: measured on this machine, where the file has it */
-    const PetscReal measured = MatCSRKMachineGain(ex->order[0]->rival ? ex->order[0]->rival : ex->order[0]->name, inodes, ".cost");
+    const PetscReal measured = MatCSRKMachineGain(ex->order[0]->rival ? ex->order[0]->rival : ex->order[0]->name, probe.inodes, ".cost");
     ex->cost                 = measured > 0 ? measured : ex->order[0]->cost;
   }
   PetscFunctionReturn(PETSC_SUCCESS);

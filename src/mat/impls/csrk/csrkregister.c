@@ -30,6 +30,7 @@ static PetscErrorCode MatCSRKFinalizePackage(void)
 +  -mat_type csrk - selects the type in `MatSetFromOptions()`
 .  -mat_csrk_ordering <auto,natural,rcm,bandk> - row ordering of the structure, see `MatCSRKSetOrdering()`
 .  -mat_csrk_setup <budget,eager> - when the structure is built, see `MatCSRKSetSetup()`
+.  -mat_csrk_row_loop <plan,slices,...> - one row loop tried alone (measurements), see `MatCSRKSetRowLoop()`
 .  -mat_csrk_machine_file <file> - the machine file that `make tune` wrote (none: no file), read once when the library
                                    is registered; default csrk-machine.txt beside the library
 .  -mat_csrk_threads <n> - OpenMP threads per MPI rank, 0 for the default, see `MatCSRKSetNumThreads()`

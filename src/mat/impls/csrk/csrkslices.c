@@ -297,6 +297,12 @@ static void CSRKSlicesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, 
 }
 
 /* with row patterns: on one thread in the natural order they are searched for only for the slices */
+/* by rule (no column indices) where half of the probed rows make slices */
+static MatCSRKExpectRule CSRKSlicesExpect(const MatCSRKProbe *p)
+{
+  return MatCSRKPlanSlicesOn(p->opt) && 2 * p->slicerows >= p->rows ? CSRK_EXPECT_RULE : CSRK_EXPECT_NO;
+}
+
 static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
   return (PetscBool)(plan->patterns && plan->opt->feature[MAT_CSRK_ROW_SLICES]);
@@ -342,4 +348,4 @@ static PetscErrorCode CSRKSlicesRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}, 6.0, 1.0, NULL};
+const MatCSRKVariant MatCSRKVariantSlices = {"slices", CSRKSlicesExpect, CSRKSlicesApplies, CSRKSlicesBuild, CSRKSlicesMult, CSRKSlicesRefresh, {CSRK_ARRAY(sval, CSRK_LEN_NNZ, PETSC_FALSE), CSRK_ARRAY(rowvals, CSRK_LEN_ONE, PETSC_FALSE)}, 6.0, 1.0, NULL};

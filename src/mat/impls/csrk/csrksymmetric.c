@@ -142,6 +142,12 @@ PetscBool MatCSRKSymmetricMayApply(const MatCSRKOptions *opt, PetscInt m, PetscI
 }
 
 /* one thread in the natural order, over 32-bit columns (the AIJ arrays, or their copy) */
+/* as many bytes as AIJ's kernel: a rival of it, where the block may keep its half */
+static MatCSRKExpectRule CSRKSymmetricExpect(const MatCSRKProbe *p)
+{
+  return MatCSRKSymmetricMayApply(p->opt, p->m, p->n) ? CSRK_EXPECT_RIVAL : CSRK_EXPECT_NO;
+}
+
 static PetscBool CSRKSymmetricApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
   return (PetscBool)(plan->onethread && st->colidx && MatCSRKSymmetricMayApply(plan->opt, st->m, st->n));
@@ -190,4 +196,4 @@ static PetscErrorCode CSRKSymmetricRefresh(MatCSRKStructure *st)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}, 30.0, 4.0, "symmetric_half"};
+const MatCSRKVariant MatCSRKVariantSymmetric = {"symmetric", CSRKSymmetricExpect, CSRKSymmetricApplies, CSRKSymmetricBuild, CSRKSymmetricMult, CSRKSymmetricRefresh, {CSRK_ARRAY(uptr, CSRK_LEN_M1, PETSC_FALSE), CSRK_ARRAY(ucol, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(uval, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(umirror, CSRK_LEN_NNZU, PETSC_FALSE), CSRK_ARRAY(udiag, CSRK_LEN_M, PETSC_FALSE)}, 30.0, 4.0, "symmetric_half"};
