@@ -308,10 +308,10 @@ static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructu
   return (PetscBool)(plan->patterns && plan->opt->feature[MAT_CSRK_ROW_SLICES]);
 }
 
-/* Row slices where at least half of the rows make them, with value lists on one thread where the options take them,
-   filled in one pass: sval's pages are placed by the fill that writes them (the threads' own rows; value lists leave
-   most of them untouched), or on one thread without lists all at once. One thread in the natural order without slices drops its patterns (the AIJ loop is faster
-   there). */
+/* Row slices where at least half of the rows make them (a counting pass first), with value lists on one thread where
+   the options take them. One thread in the natural order without slices drops its patterns (the AIJ loop is faster
+   there). The pages of sval are placed by the fill that writes them (the threads' own rows): value lists leave most of
+   them unwritten, and one thread without lists has them all faulted in at once, faster than page by page. */
 static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
 {
   PetscInt       nsliced = 0;
@@ -322,22 +322,18 @@ static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure
   PetscCall(MatCSRKStructureFindPatterns(A, st, st->perm ? NULL : plan->aj, plan->onethread));
   if (!st->rowpat) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscTime(&t0));
-  PetscCall(PetscMalloc1(st->nnz, &st->sval));
-  if (plan->opt->feature[MAT_CSRK_ROW_VALUES] && st->nthreads == 1) {
-    PetscCall(PetscNew(&st->rowvals));
-    st->rowvals->last = -1;
-  } else if (st->nthreads == 1) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz); /* faulted in at once: faster than page by page as the fill writes them */
   PetscCall(MatCSRKStructureFillSlices(st, &nsliced));
   *built = (PetscBool)(2 * nsliced >= st->m);
-  if (*built) st->nsliced = nsliced;
-  else {
-    if (st->rowvals) CSRKRowsUnlist(st, 0, st->m); /* the row patterns back */
-    st->nvalued = 0;
-    PetscCall(MatCSRKVariantFree(&MatCSRKVariantSlices, st));
-    if (plan->onethread) PetscCall(MatCSRKVariantFree(&MatCSRKVariantPatterns, st));
-  }
+  if (*built) {
+    PetscCall(PetscMalloc1(st->nnz, &st->sval));
+    if (plan->opt->feature[MAT_CSRK_ROW_VALUES] && st->nthreads == 1) {
+      PetscCall(PetscNew(&st->rowvals));
+      st->rowvals->last = -1;
+    } else if (st->nthreads == 1) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz);
+    PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
+  } else if (plan->onethread) PetscCall(MatCSRKVariantFree(&MatCSRKVariantPatterns, st));
   PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", nsliced, st->m, CSRK_SLICE, *built ? ", multiplied a row per vector lane" : "; too few, not used", *built ? st->nvalued : 0, t1 - t0));
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", nsliced, st->m, CSRK_SLICE, *built ? ", multiplied a row per vector lane" : "; too few, not used", st->nvalued, t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
