@@ -78,6 +78,16 @@ static PetscErrorCode CSRKOptionsIntDecide(CSRKOptionItems PetscOptionsObject, c
 
 #define CSRK_OPTIONS_TITLE "CSR-k matrix options"
 
+/* the values of -mat_csrk_row_loop and MatCSRKSetRowLoop(): "plan" (rowloop -1), then the entries of the plan's table */
+static PetscInt CSRKRowLoopNames(const char *loops[])
+{
+  PetscInt n = 0;
+
+  loops[n++] = "plan";
+  for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) loops[n++] = (*v)->name;
+  return n;
+}
+
 /* Reads the -mat_csrk_* options inside the caller's PetscOptionsBegin/End; invalid values are errors that name the option.
    Options that were removed are errors too, so that a script that still passes one learns it instead of PETSc
    leaving it unused with at most a warning. */
@@ -101,10 +111,9 @@ static PetscErrorCode MatCSRKOptionsFromDatabase(CSRKOptionItems PetscOptionsObj
   PetscCall(CSRKOptionsIntDecide(PetscOptionsObject, "-mat_csrk_ssr_size", "Super-rows per super-super-row (0: from the tuning rule)", "MatCSRKSetSizes", &opt->ssr_size));
   PetscCall(PetscOptionsEnum("-mat_csrk_ordering", "Row ordering of the CSR-k structure", "MatCSRKSetOrdering", MatCSRKOrderings, (PetscEnum)opt->ordering, (PetscEnum *)&opt->ordering, NULL));
   {
-    const char *loops[CSRK_MAX_VARIANTS + 1] = {"plan"};
-    PetscInt    nl = 1, loop = opt->rowloop + 1;
+    const char *loops[CSRK_MAX_VARIANTS + 1];
+    PetscInt    nl = CSRKRowLoopNames(loops), loop = opt->rowloop + 1;
 
-    for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) loops[nl++] = (*v)->name;
     PetscCall(PetscOptionsEList("-mat_csrk_row_loop", "The CPU row loop the build tries alone (plan: the plan's choice)", "MatCSRKSetRowLoop", loops, nl, loops[loop], &loop, NULL));
     opt->rowloop = loop - 1;
   }
@@ -548,18 +557,14 @@ PetscErrorCode MatCSRKSetSetup(Mat A, MatCSRKSetup setup)
 @*/
 PetscErrorCode MatCSRKSetRowLoop(Mat A, const char loop[])
 {
-  PetscInt  index = -1;
-  PetscBool plan  = PETSC_TRUE;
+  const char *loops[CSRK_MAX_VARIANTS + 1];
+  PetscInt    nl = CSRKRowLoopNames(loops), index = 0;
+  PetscBool   found = PETSC_TRUE;
 
   PetscFunctionBegin;
-  if (loop) PetscCall(PetscStrcmp(loop, "plan", &plan));
-  for (PetscInt i = 0; !plan && MatCSRKVariants[i] && index < 0; i++) {
-    PetscBool same;
-    PetscCall(PetscStrcmp(loop, MatCSRKVariants[i]->name, &same));
-    if (same) index = i;
-  }
-  PetscCheck(plan || index >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown CSR-k row loop %s (MatCSRKGetRowLoop() lists them)", loop);
-  MatCSRKSetField(A, rowloop, index);
+  if (loop) PetscCall(PetscEListFind(nl, loops, loop, &index, &found));
+  PetscCheck(found, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown CSR-k row loop %s (MatCSRKGetRowLoop() lists them)", loop);
+  MatCSRKSetField(A, rowloop, index - 1);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
