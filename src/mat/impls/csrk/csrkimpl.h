@@ -341,6 +341,7 @@ PETSC_INTERN PetscErrorCode MatMultAdd_SeqCSRK(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatDestroy_SeqCSRK(Mat);
 PETSC_INTERN PetscErrorCode MatConvert_SeqCSRK_SeqAIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatMPICSRKConvertBlocks(Mat);
+PETSC_INTERN void           MatMPICSRKSetHostType(Mat_MPICSRK *);
 PETSC_INTERN PetscErrorCode MatDuplicate_SeqCSRK(Mat, MatDuplicateOption, Mat *);
 PETSC_INTERN PetscErrorCode MatDuplicate_MPICSRK(Mat, MatDuplicateOption, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat, MatType, MatReuse, Mat *);

@@ -225,10 +225,13 @@ static PetscErrorCode MatMPICSRKCUDASetData(Mat A, PetscBool cuda)
 
   PetscFunctionBegin;
   PetscCall(MatCSRKCUDAResizeSpptr(A, sizeof(Mat_MPICSRK), cuda ? sizeof(Mat_MPICSRKCUDA) : sizeof(Mat_MPICSRK)));
-  sp               = (Mat_MPICSRK *)A->spptr;
-  sp->blocktype    = cuda ? MATSEQCSRKCUDA : MATSEQCSRK;
-  sp->convertblock = cuda ? MatConvert_SeqAIJ_SeqCSRKCUDA : MatConvert_SeqAIJ_SeqCSRK;
-  sp->typeview     = cuda ? MatView_CSRKCUDA : MatView_CSRK;
+  sp = (Mat_MPICSRK *)A->spptr;
+  if (!cuda) MatMPICSRKSetHostType(sp);
+  else {
+    sp->blocktype    = MATSEQCSRKCUDA;
+    sp->convertblock = MatConvert_SeqAIJ_SeqCSRKCUDA;
+    sp->typeview     = MatView_CSRKCUDA;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -188,6 +188,14 @@ PetscErrorCode MatConvert_MPICSRK_MPIAIJ(Mat A, MatType type, MatReuse reuse, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatMPICSRKSetHostType - the blocks and the view of MATMPICSRK (the CUDA type's back to them too) */
+void MatMPICSRKSetHostType(Mat_MPICSRK *sp)
+{
+  sp->blocktype    = MATSEQCSRK;
+  sp->convertblock = MatConvert_SeqAIJ_SeqCSRK;
+  sp->typeview     = MatView_CSRK;
+}
+
 /*
    MatConvert_MPIAIJ_MPICSRK - converts an MPIAIJ matrix to MATMPICSRK (blocks included when it is assembled)
 */
@@ -206,10 +214,8 @@ PetscErrorCode MatConvert_MPIAIJ_MPICSRK(Mat A, MatType type, MatReuse reuse, Ma
   PetscCheck(MatMPIAIJSetPreallocation_Base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MPIAIJ preallocation routine not found");
   PetscCall(PetscNew(&sp));
   PetscCall(MatCSRKOptionsFromMat(A, &sp->opt));
-  sp->blocktype    = MATSEQCSRK;
-  sp->convertblock = MatConvert_SeqAIJ_SeqCSRK;
-  sp->typeview     = MatView_CSRK;
-  B->spptr         = sp;
+  MatMPICSRKSetHostType(sp);
+  B->spptr = sp;
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPICSRK));
   PetscCall(MatMPICSRKConvertBlocks(B));
   PetscCall(MatCSRKSetMethods(B, &MPICSRKMethods, PETSC_TRUE));
