@@ -65,6 +65,21 @@ static PetscErrorCode CandidateMatrix(Mat A, const Candidate *c, Mat *C, PetscRe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the time of a product of C, the mean of a run of products, the slowest rank's; *best: the least so far (0: none) */
+static PetscErrorCode TimeProducts(Mat C, Vec x, Vec y, PetscInt products, PetscReal *best)
+{
+  double t0, t, tmax;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Barrier(PetscObjectComm((PetscObject)C)));
+  t0 = MPI_Wtime();
+  for (PetscInt p = 0; p < products; p++) PetscCall(MatMult(C, x, y));
+  t = (MPI_Wtime() - t0) / products;
+  PetscCallMPI(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)C)));
+  *best = *best > 0 ? PetscMin(*best, tmax) : tmax;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the best time of a product of each candidate over the rounds (max over ranks within a round), interleaved so that
    a busy machine slows all of them alike, and the time of its set-up; 0 where a candidate does not apply */
 static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, PetscReal best[], PetscReal setup[])
@@ -81,16 +96,8 @@ static PetscErrorCode TimeCandidates(Mat A, PetscInt rounds, PetscInt products, 
     if (C[c]) PetscCall(MatMult(C[c], x, y)); /* first touch */
   }
   for (PetscInt r = 0; r < rounds; r++)
-    for (int c = 0; c < ncand; c++) {
-      double t0, t, tmax;
-      if (!C[c]) continue;
-      PetscCallMPI(MPI_Barrier(PetscObjectComm((PetscObject)A)));
-      t0 = MPI_Wtime();
-      for (PetscInt p = 0; p < products; p++) PetscCall(MatMult(C[c], x, y));
-      t = (MPI_Wtime() - t0) / products;
-      PetscCallMPI(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
-      best[c] = best[c] > 0 ? PetscMin(best[c], tmax) : tmax;
-    }
+    for (int c = 0; c < ncand; c++)
+      if (C[c]) PetscCall(TimeProducts(C[c], x, y, products, &best[c]));
   for (int c = 0; c < ncand; c++) PetscCall(MatDestroy(&C[c]));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
@@ -110,15 +117,7 @@ static PetscErrorCode SlicesCost(PetscInt n, PetscInt products, PetscReal *cost)
   PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, "lap3d7", n, 1, &A));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecSet(x, 1.0));
-  for (PetscInt r = 0; r < 3; r++) {
-    double t0, t, tmax;
-    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
-    t0 = MPI_Wtime();
-    for (PetscInt p = 0; p < products; p++) PetscCall(MatMult(A, x, y));
-    t = (MPI_Wtime() - t0) / products;
-    PetscCallMPI(MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
-    tbest = tbest > 0 ? PetscMin(tbest, tmax) : tmax;
-  }
+  for (PetscInt r = 0; r < 3; r++) PetscCall(TimeProducts(A, x, y, products, &tbest));
   PetscCall(MatConvert(A, MATCSRK, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatCSRKSetNumThreads(C, 1));
   PetscCall(MatCSRKSetSetup(C, MAT_CSRK_SETUP_EAGER));
