@@ -255,32 +255,9 @@ PETSC_INTERN PetscInt  MatCSRKDefaultThreads(void);
 PETSC_INTERN PetscBool MatCSRKShareNatural(PetscInt);
 
 /* structure */
-/* First and last+1 row of the top-level units [u0, u1) (rows, super-rows or super-super-rows) */
-static inline void CSRKUnitRows(const MatCSRKStructure *st, PetscInt u0, PetscInt u1, PetscInt *r0, PetscInt *r1)
-{
-  if (st->k == 1) {
-    *r0 = u0;
-    *r1 = u1;
-  } else if (st->k == 2) {
-    *r0 = st->srptr[u0];
-    *r1 = st->srptr[u1];
-  } else {
-    *r0 = st->srptr[st->ssrptr[u0]];
-    *r1 = st->srptr[st->ssrptr[u1]];
-  }
-}
-/* The calling thread of a parallel region of the structure's threads: its number t, returned, and the first and
-   last+1 row it owns (static schedule over the top-level units) */
-static inline PetscInt CSRKThreadRows(const MatCSRKStructure *st, PetscInt *r0, PetscInt *r1)
-{
-#if defined(_OPENMP)
-  const PetscInt t = omp_get_thread_num();
-#else
-  const PetscInt t = 0;
-#endif
-  CSRKUnitRows(st, st->tstart[t], st->tstart[t + 1], r0, r1);
-  return t;
-}
+/* the rows of the top-level units [u0, u1) and those the calling thread of a parallel region multiplies (csrkmult.c) */
+PETSC_INTERN void     MatCSRKUnitRows(const MatCSRKStructure *, PetscInt, PetscInt, PetscInt *, PetscInt *);
+PETSC_INTERN PetscInt MatCSRKThreadRows(const MatCSRKStructure *, PetscInt *, PetscInt *);
 /* The loop nest of the k levels over the units of thread t (rows [r0, r1) for k = 1), with ROWS(R0, R1, OUT, ...) a
    row loop over a block of rows, out[r] = OUT */
 #define CSRK_NEST(ROWS, OUT, ...) \
@@ -322,7 +299,7 @@ typedef struct _n_MatCSRKRowValues {
 /* row nodes: up to this many consecutive rows with one column list, multiplied together (PETSc's inode limit) */
 #define CSRK_NODE_MAX 5
 PETSC_INTERN PetscErrorCode MatCSRKStructureBuild(Mat, const MatCSRKOptions *, const MatCSRKExpect *, MatCSRKStructure **);
-PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, MatCSRKStructure *);
+PETSC_INTERN PetscErrorCode MatCSRKStructureRefreshValues(Mat, const MatCSRKExpect *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureAttach(Mat, MatCSRKStructure *);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDuplicate(const MatCSRKStructure *, MatCSRKStructure **);
 PETSC_INTERN PetscErrorCode MatCSRKStructureDestroy(MatCSRKStructure **);

@@ -25,6 +25,35 @@
    exceed the caches (docs/history/experiments.md) */
 #define CSRK_GATHER_AHEAD 128
 
+/* MatCSRKUnitRows - first and last+1 row of the top-level units [u0, u1) (rows, super-rows or super-super-rows) */
+void MatCSRKUnitRows(const MatCSRKStructure *st, PetscInt u0, PetscInt u1, PetscInt *r0, PetscInt *r1)
+{
+  if (st->k == 1) {
+    *r0 = u0;
+    *r1 = u1;
+  } else if (st->k == 2) {
+    *r0 = st->srptr[u0];
+    *r1 = st->srptr[u1];
+  } else {
+    *r0 = st->srptr[st->ssrptr[u0]];
+    *r1 = st->srptr[st->ssrptr[u1]];
+  }
+}
+
+/* MatCSRKThreadRows - the calling thread of a parallel region of the structure's threads: its number t, returned,
+   and the first and last+1 row it multiplies (static schedule over the top-level units). The fills and the value
+   refresh write each row from the thread that multiplies it, so that first touch places its pages there. */
+PetscInt MatCSRKThreadRows(const MatCSRKStructure *st, PetscInt *r0, PetscInt *r1)
+{
+#if defined(_OPENMP)
+  const PetscInt t = omp_get_thread_num();
+#else
+  const PetscInt t = 0;
+#endif
+  MatCSRKUnitRows(st, st->tstart[t], st->tstart[t + 1], r0, r1);
+  return t;
+}
+
 /* y = A x (+ z) in the user's ordering. The threads' first-touch placement also fixed their row ranges: the
    kernel uses the same ones. */
 void MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const PetscScalar *z, PetscScalar *y)
@@ -33,7 +62,7 @@ void MatCSRKMultKernel(const MatCSRKStructure *st, const PetscScalar *x, const P
   #pragma omp parallel num_threads((int)st->nthreads)
 #endif
   {
-    PetscInt                    r0, r1, t = CSRKThreadRows(st, &r0, &r1);
+    PetscInt                    r0, r1, t = MatCSRKThreadRows(st, &r0, &r1);
     const CSRKIdx *restrict     perm = st->perm;
     const PetscScalar *restrict xx   = x;
     /* a reordered copy forms the product in the internal order, in ywork, and adds z when it gathers it into y */
@@ -117,7 +146,7 @@ static void CSRKFillOffsets(MatCSRKStructure *st, const PetscInt *aj)
     PetscInt                r0, r1;
     const CSRKIdx *restrict rp = st->rowptr;
     int16_t *restrict       co = st->coloff;
-    CSRKThreadRows(st, &r0, &r1);
+    MatCSRKThreadRows(st, &r0, &r1);
     for (PetscInt r = r0; r < r1; r++)
       for (CSRKIdx q = rp[r]; q < rp[r + 1]; q++) co[q] = (int16_t)(aj[q] - r);
   }

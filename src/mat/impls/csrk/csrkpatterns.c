@@ -216,7 +216,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   #pragma omp parallel num_threads((int)T)
 #endif
   {
-    PetscInt r0, r1, t = CSRKThreadRows(st, &r0, &r1);
+    PetscInt r0, r1, t = MatCSRKThreadRows(st, &r0, &r1);
     CSRKNumberRows(&tb[t], st, aj, r0, r1, slices, &fail, rowpat);
   }
   if (!fail) {
@@ -244,7 +244,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   #pragma omp parallel num_threads((int)T)
 #endif
     {
-      PetscInt r0, r1, t = CSRKThreadRows(st, &r0, &r1);
+      PetscInt r0, r1, t = MatCSRKThreadRows(st, &r0, &r1);
       if (t)
         for (PetscInt r = r0; r < r1; r++) rowpat[r] = (uint16_t)remap[t][rowpat[r]];
     }

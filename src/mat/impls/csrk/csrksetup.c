@@ -77,8 +77,9 @@ PetscErrorCode MatSeqCSRKExpected(Mat A, char *list, size_t len, PetscInt *wait)
    last change have paid for it (product: this call counts a product; else it only reports); NULL: the product runs
    PETSc's AIJ kernel (always current: the AIJ arrays are the master copy). What the set-up decides on its own comes
    first: the reordering's entries (never at a new pattern, whose count starts again), then the pattern's expectation.
-   A build that gives no row loop, or a refresh that leaves AIJ's own loop where the plan did not expect it (a symmetric
-   half whose values stopped being symmetric), gives AIJ's kernel: nothing is built again for this pattern.
+   A build that gives no row loop, or a refresh that leaves a loop the plan did not expect (a symmetric half whose values
+   stopped being symmetric, MatCSRKStructureRefreshValues()), gives AIJ's kernel: nothing is built again for this
+   pattern.
 */
 PetscErrorCode MatSeqCSRKSetUp(Mat A, PetscBool product, MatCSRKStructure **st)
 {
@@ -123,15 +124,8 @@ PetscErrorCode MatSeqCSRKSetUp(Mat A, PetscBool product, MatCSRKStructure **st)
       sp->nbuilds++;
       if (!sp->st) PetscCall(PetscInfo(A, "Set-up: the build gives AIJ's own loop: AIJ's kernel for this pattern\n"));
     } else {
-      const MatCSRKVariant *const *v = b->ex.order;
-
-      PetscCall(MatCSRKStructureRefreshValues(A, sp->st));
+      PetscCall(MatCSRKStructureRefreshValues(A, &b->ex, &sp->st));
       sp->nrefresh++;
-      while (*v && *v != &MatCSRKVariantColumns32) v++;
-      if (sp->st->variant == &MatCSRKVariantColumns32 && sp->st->nthreads == 1 && !sp->st->perm && !*v) {
-        PetscCall(PetscInfo(A, "Set-up: the new values are not symmetric, the symmetric half dropped: AIJ's kernel for this pattern\n"));
-        PetscCall(MatCSRKStructureDestroy(&sp->st));
-      }
     }
     if (!sp->st) b->ex.order[0] = NULL;
     sp->state = state;

@@ -195,7 +195,7 @@ static PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt 
   #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total, nvalued)
 #endif
   {
-    PetscInt r0, r1, rend, t = CSRKThreadRows(st, &r0, &r1), q = st->rowptr[r0];
+    PetscInt r0, r1, rend, t = MatCSRKThreadRows(st, &r0, &r1), q = st->rowptr[r0];
 
     CSRK_NEST(CSRK_SLICE_FILL, 0, 0);
   }

@@ -46,7 +46,7 @@ static PetscErrorCode CSRKPartitionThreads(MatCSRKStructure *st)
     target = total * (PetscReal)t / (PetscReal)T;
     while (u < nunits && acc < target) {
       PetscInt r0, r1;
-      CSRKUnitRows(st, u, u + 1, &r0, &r1);
+      MatCSRKUnitRows(st, u, u + 1, &r0, &r1);
       acc += (PetscReal)(st->rowptr[r1] - st->rowptr[r0]) + (PetscReal)(r1 - r0);
       u++;
     }
@@ -121,7 +121,7 @@ static void CSRKFill(MatCSRKStructure *st, const PetscInt *ai, const PetscInt *a
     CSRKIdx *restrict       cj = st->colidx, *restrict sp = st->srcptr;
     int16_t *restrict       co = st->coloff;
     PetscScalar *restrict   v = st->val, *restrict xw = st->xwork;
-    CSRKThreadRows(st, &r0, &r1);
+    MatCSRKThreadRows(st, &r0, &r1);
     if (!perm) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], aa + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* empty blocks have no arrays */
       if (cj)                                                                                                   /* else 16-bit offsets only */
@@ -505,7 +505,7 @@ static PetscErrorCode CSRKGatherValues(Mat A, MatCSRKStructure *st)
     const CSRKIdx *restrict     rp = st->rowptr, *restrict sp = st->srcptr;
     const PetscScalar *restrict a  = aa;
     PetscScalar *restrict       v  = st->val;
-    CSRKThreadRows(st, &r0, &r1);
+    MatCSRKThreadRows(st, &r0, &r1);
     if (!sp) {
       if (rp[r1] > rp[r0]) memcpy(v + rp[r0], a + rp[r0], sizeof(PetscScalar) * (size_t)(rp[r1] - rp[r0])); /* rows in the AIJ order */
     } else {
@@ -527,13 +527,29 @@ static PetscErrorCode CSRKGatherValues(Mat A, MatCSRKStructure *st)
 }
 
 /* Same pattern, new values: those of a copy gathered (a structure over the AIJ arrays has them already), then what
-   derives from them, the row slices' values and lists and the row nodes' value lists */
-PetscErrorCode MatCSRKStructureRefreshValues(Mat A, MatCSRKStructure *st)
+   derives from them, the row slices' values and lists and the row nodes' value lists. A refresh that changes the loop
+   over the AIJ arrays (a symmetric half whose values stopped being symmetric falls back to its index loop) keeps it only
+   where the plan would build it: a loop that the expectation ex leaves out gives way to AIJ's kernel (*st NULL), for
+   this pattern. */
+PetscErrorCode MatCSRKStructureRefreshValues(Mat A, const MatCSRKExpect *ex, MatCSRKStructure **st)
 {
+  MatCSRKStructure            *s     = *st;
+  const MatCSRKVariant        *built = s->variant;
+  const MatCSRKVariant *const *v     = ex->order;
+
   PetscFunctionBegin;
-  if (st->shared) PetscCall(MatCSRKStructureAttach(A, st));
-  else PetscCall(CSRKGatherValues(A, st));
-  if (st->variant->refresh) PetscCall(st->variant->refresh(st));
+  if (s->shared) {
+    PetscCall(MatCSRKStructureAttach(A, s));
+    if (built->refresh) PetscCall(built->refresh(s));
+    while (*v && *v != s->variant) v++;
+    if (s->variant != built && !*v) {
+      PetscCall(PetscInfo(A, "Set-up: the new values leave the %s loop, which the plan does not build here: AIJ's kernel for this pattern\n", s->variant->name));
+      PetscCall(MatCSRKStructureDestroy(st));
+    }
+  } else {
+    PetscCall(CSRKGatherValues(A, s));
+    if (built->refresh) PetscCall(built->refresh(s));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
