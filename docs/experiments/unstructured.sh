@@ -115,6 +115,7 @@ fi
 plexjob=
 mkdir -p "$top/deps/fem"
 [ -f "$top/deps/fem/gen-femelast3d.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 56 -permute -1 -o "$top/deps/fem/gen-femelast3d.bin" >/dev/null 2>&1
+for n in 48 64; do [ -f "$top/deps/fem/gen-femelast3d-$n.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n $n -permute -1 -o "$top/deps/fem/gen-femelast3d-$n.bin" >/dev/null 2>&1; done
 if want plex 100; then
   ( APPS=fem-p1,fem-p2 REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=200 FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
   plexjob=$!
@@ -124,7 +125,7 @@ if want raw 60; then
   "$log/unstructured" -bw "$bw" -nostats ${RAWRAND:+-rand} $gens >"$log/raw.txt" 2>&1
   cat "$log/raw.txt"
 fi
-mats="$gens $top/deps/fem/gen-femelast3d.bin"
+mats="$gens $top/deps/fem/gen-femelast3d-48.bin $top/deps/fem/gen-femelast3d.bin $top/deps/fem/gen-femelast3d-64.bin"
 
 # ex10 M T TAG [options]: one run, its -log_view in $log/ex10-<M>-<T><TAG>.log
 ex10() {
