@@ -133,10 +133,12 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run_info "parity auto on a large stencil: sliced over row patterns" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 72 -ctype csrkcuda
   run_info "parity auto on a small stencil: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
   # unstructured rows of nearly equal length without row patterns: the sliced kernel in a block that fills the device
-  # (in either numbering; bs-3 rows in nodes take the block kernel first), the stream kernel in a small one
+  # (in either numbering; bs-3 rows in nodes take the block kernel first, below CSRK_BLOCK_MAX_ROWS_PER_SM rows a
+  # multiprocessor), the stream kernel in a small one
   run_info "parity auto on unstructured rows: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -ctype csrkcuda
   run_info "parity auto on unstructured rows, renumbered: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
   run_info "parity auto on unstructured bs-3 rows filling the device: block" "set up on the device: kernel block" "$build/tests/parity" -problem femelast3d -n 48 -ctype csrkcuda
+  run_info "parity auto on bs-3 rows beyond the block kernel's rows a multiprocessor: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem femelast3d -n 64 -ctype csrkcuda
   run_info "parity auto on unstructured rows, small block: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
   # rows of very different lengths (power-law, cv above CSRK_MERGE_MIN_CV): the merge kernel
   run_info "parity auto on power-law rows: merge" "set up on the device: kernel merge" "$build/tests/parity" -problem powerlaw -n 5000 -ctype csrkcuda

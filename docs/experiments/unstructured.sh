@@ -165,7 +165,7 @@ fi
 
 # the auto rule's choices as the GPU tests check them (configure-hooks/gpu-run.sh), on one GPU: parity against aij
 if want autotests 20; then
-  for c in "lap3d7 -n 72:Sliced kernel over row patterns" "lap3d7 -n 40:kernel stream" "fem3d -n 72:kernel sliced" "fem3d -n 72 -permute 1:kernel sliced" "femelast3d -n 48:kernel block" "fem3d -n 30:kernel stream" "powerlaw -n 5000:kernel merge" "elasticity3d -n 14:kernel stream"; do
+  for c in "lap3d7 -n 72:Sliced kernel over row patterns" "lap3d7 -n 40:kernel stream" "fem3d -n 72:kernel sliced" "fem3d -n 72 -permute 1:kernel sliced" "femelast3d -n 48:kernel block" "femelast3d -n 64:kernel sliced" "fem3d -n 30:kernel stream" "powerlaw -n 5000:kernel merge" "elasticity3d -n 14:kernel stream"; do
     if "$b/tests/parity" -problem ${c%%:*} -ctype csrkcuda -info >"$log/autotest.txt" 2>&1 && grep -q "${c#*:}" "$log/autotest.txt"; then echo "ok   parity auto on ${c%%:*}: ${c#*:}"
     else echo "FAIL parity auto on ${c%%:*}: expected ${c#*:}"; grep -E "set up on the device|PETSC ERROR" "$log/autotest.txt" | head -n 3 | cut -c1-200; fi
     cat "$log/autotest.txt" >>"$log/autotests.txt"
