@@ -3,7 +3,7 @@
 # configure-hooks/gpu-run.sh needs it, deps/pcache with an installed PETSc packed by docs/experiments/unstructured.sh,
 # deps/psrc with PETSc's tutorial sources):
 #
-#   bash docs/experiments/host16.sh
+#   bash docs/experiments/host16.sh          (EX45_PAIRS=N: N more interleaved aij/csrk pairs of ksp ex45)
 #
 # Builds the plugin (build-gpu), writes its machine file (tutorials/tune on one rank per core), then runs PETSc's
 # tutorials with configure-hooks/apps.sh on one rank per core: the structured ones with aij, csrk and csrk without the
@@ -36,4 +36,17 @@ for i in 1 2 3; do
 done
 if cmp "$out/x1.bin" "$out/x2.bin" && cmp "$out/x1.bin" "$out/x3.bin"; then echo "ksp ex45 160^3 on $np ranks, csrk: 3 solutions byte-identical"
 else echo "ksp ex45 160^3 on $np ranks, csrk: the solutions DIFFER"; fi
+# EX45_PAIRS=N: N more interleaved runs of ksp ex45 160^3, aij then csrk, with the events that tell the vector
+# operations' speed from the product's ($out/ex45-pairs.csv)
+if [ "${EX45_PAIRS:-0}" -gt 0 ]; then
+  echo "pair,type,KSPSolve_s,MatMult_s,VecAXPY_s,VecTDot_s" >"$out/ex45-pairs.csv"
+  for i in $(seq "$EX45_PAIRS"); do
+    for t in aij csrk; do
+      mpiexec -n "$np" --bind-to core "$out/s/apps-bin/ex45" -da_grid_x 160 -da_grid_y 160 -da_grid_z 160 -ksp_type cg -pc_type jacobi \
+        -ksp_max_it 200 -ksp_rtol 1e-30 -dm_mat_type $t -dll_append "$BUILD/lib/libcsrk.so" -log_view 2>&1 |
+        awk -v i="$i" -v t=$t '$1 == "KSPSolve" { k = $4 } $1 == "MatMult" { m = $4 } $1 == "VecAXPY" { a = $4 } $1 == "VecTDot" { d = $4 } END { print i "," t "," k "," m "," a "," d }' >>"$out/ex45-pairs.csv"
+    done
+  done
+  awk -F, 'NR > 1 { v[$1, $2] = $3; n = $1 } END { for (i = 1; i <= n; i++) printf "ex45 pair %d: aij %s s, csrk %s s, %.2fx\n", i, v[i, "aij"], v[i, "csrk"], v[i, "aij"] / v[i, "csrk"] }' "$out/ex45-pairs.csv"
+fi
 rm -rf "$out"/x?.bin* "$out/fem" "$out"/s/apps-bin "$out"/u/apps-bin
