@@ -6,7 +6,9 @@ static const char help[] = "The symmetric half (MAT_CSRK_SYMMETRIC_HALF, one thr
                            "  -permute <seed>         randomly renumbered first (0: not)\n"
                            "  -budget_only            only the set-up budget's part (blocks that eager builds would give row slices)\n"
                            "  -machine <keys>         a machine file with these measurements (tests/testutil.h)\n"
-                           "  -expect_build <p>       the products before the half is built under the budget (-1: never)\n";
+                           "  -expect_build <p>       the products before the half is built under the budget (-1: never); then values\n"
+                           "                          that stop being symmetric: the half gives way at the refresh\n"
+                           "  -expect_drop            ... to AIJ's kernel, the structure dropped (else to a loop the plan expects)\n";
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
@@ -105,7 +107,7 @@ int main(int argc, char **argv)
   Vec         x, y, z, w;
   char        problem[64] = "fem3d";
   PetscInt    n = 10, seed = 0, wait = -1;
-  PetscBool   budgetonly = PETSC_FALSE;
+  PetscBool   budgetonly = PETSC_FALSE, drop = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(TestMachineFile());
@@ -115,6 +117,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-budget_only", &budgetonly, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_build", &wait, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-expect_drop", &drop, NULL));
   PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed) {
     PetscCall(MatCSRKPermuteRandom(A, seed, &D));
@@ -175,6 +178,29 @@ int main(int argc, char **argv)
   PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, the half's build"));
   if (wait >= 0) PetscCall(ExpectHalf(C, PETSC_TRUE, "budget, the half's build"));
   else PetscCall(ExpectHalf(C, PETSC_FALSE, "budget, no machine file"));
+
+  /* 8. values that stop being symmetric: at the refresh the half falls back to AIJ's own loop over the AIJ arrays, kept
+     only where the plan expects that loop (-expect_drop: it does not, as on scalar rows without a machine-file gain
+     for it): then the structure is dropped, AIJ's kernel for this pattern, nothing built again; the products right
+     all along */
+  if (wait >= 0) {
+    MatCSRKInfo info;
+    PetscInt    i;
+
+    PetscCall(ScaleOneEntry(A, C, 1.5));
+    for (i = 0; i < 1000; i++) {
+      PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, values no longer symmetric"));
+      PetscCall(MatCSRKGetInfo(C, &info));
+      if (!strstr(info.variant, "symmetric")) break;
+    }
+    if (drop) PetscCheck(!info.variant[0] && info.wait == -1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "values no longer symmetric: expected the structure dropped for AIJ's kernel after the refresh, got row loops '%s' (next build after %" PetscInt_FMT " products) after %" PetscInt_FMT " products", info.variant, info.wait, i + 1);
+    else PetscCheck(info.variant[0] && !strstr(info.variant, "symmetric") && strstr(info.expected, info.variant), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "values no longer symmetric: expected a loop of the plan (%s) after the refresh, got row loops '%s' after %" PetscInt_FMT " products", info.expected, info.variant, i + 1);
+    for (i = 0; i < 200; i++) PetscCall(Compare(A, C, x, y, z, w, PETSC_TRUE, PETSC_FALSE, "budget, after the half"));
+    if (drop) {
+      PetscCall(MatCSRKGetInfo(C, &info));
+      PetscCheck(!info.variant[0], PETSC_COMM_WORLD, PETSC_ERR_PLIB, "values no longer symmetric: something was built again (%s)", info.variant);
+    }
+  }
   PetscCall(MatDestroy(&C));
 
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "symmetric half on %s: ok\n", problem));

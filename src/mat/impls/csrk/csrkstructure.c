@@ -543,7 +543,7 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, const MatCSRKExpect *ex, Mat
     if (built->refresh) PetscCall(built->refresh(s));
     while (*v && *v != s->variant) v++;
     if (s->variant != built && !*v) {
-      PetscCall(PetscInfo(A, "Set-up: the new values leave the %s loop, which the plan does not build here: AIJ's kernel for this pattern\n", s->variant->name));
+      PetscCall(PetscInfo(A, "Set-up: with the new values the %s loop fell back to the %s loop, which the plan does not build here: AIJ's kernel for this pattern\n", built->name, s->variant->name));
       PetscCall(MatCSRKStructureDestroy(st));
     }
   } else {
