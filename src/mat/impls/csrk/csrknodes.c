@@ -206,7 +206,6 @@ static void CSRKNodesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, P
   MatCSRKNodeRows(st, xx, zz, out);
 }
 
-/* one thread over column indices (natural order, or a reordered copy's renumbered rows), no patterns */
 /* where half of the probed rows are in nodes: by rule where an eighth repeat an earlier node's values (value lists
    drop values), else a rival of AIJ's kernel */
 static MatCSRKExpectRule CSRKNodesExpect(const MatCSRKProbe *p)
@@ -215,6 +214,7 @@ static MatCSRKExpectRule CSRKNodesExpect(const MatCSRKProbe *p)
   return p->opt->feature[MAT_CSRK_ROW_VALUES] && 8 * p->repeats >= p->rows ? CSRK_EXPECT_RULE : CSRK_EXPECT_RIVAL;
 }
 
+/* one thread over column indices (natural order, or a reordered copy's renumbered rows), no patterns */
 static PetscBool CSRKNodesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
   return (PetscBool)(st->nthreads == 1 && plan->opt->feature[MAT_CSRK_ROW_NODES] && !st->rowpat && (st->colidx || st->coloff));

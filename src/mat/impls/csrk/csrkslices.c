@@ -296,13 +296,13 @@ static void CSRKSlicesMult(const MatCSRKStructure *st, PetscInt t, PetscInt r0, 
   CSRK_NEST(CSRK_SLICE_ROWS, sum, 0);
 }
 
-/* with row patterns: on one thread in the natural order they are searched for only for the slices */
 /* by rule (no column indices) where half of the probed rows make slices */
 static MatCSRKExpectRule CSRKSlicesExpect(const MatCSRKProbe *p)
 {
   return MatCSRKPlanSlicesOn(p->opt) && 2 * p->slicerows >= p->rows ? CSRK_EXPECT_RULE : CSRK_EXPECT_NO;
 }
 
+/* with row patterns: on one thread in the natural order they are searched for only for the slices */
 static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
   return (PetscBool)(plan->patterns && plan->opt->feature[MAT_CSRK_ROW_SLICES]);

@@ -141,13 +141,13 @@ PetscBool MatCSRKSymmetricMayApply(const MatCSRKOptions *opt, PetscInt m, PetscI
   return (PetscBool)(opt->feature[MAT_CSRK_SYMMETRIC_HALF] && m == n && m > 0);
 }
 
-/* one thread in the natural order, over 32-bit columns (the AIJ arrays, or their copy) */
 /* as many bytes as AIJ's kernel: a rival of it, where the block may keep its half */
 static MatCSRKExpectRule CSRKSymmetricExpect(const MatCSRKProbe *p)
 {
   return MatCSRKSymmetricMayApply(p->opt, p->m, p->n) ? CSRK_EXPECT_RIVAL : CSRK_EXPECT_NO;
 }
 
+/* one thread in the natural order, over 32-bit columns (the AIJ arrays, or their copy) */
 static PetscBool CSRKSymmetricApplies(const MatCSRKPlan *plan, const MatCSRKStructure *st)
 {
   return (PetscBool)(plan->onethread && st->colidx && MatCSRKSymmetricMayApply(plan->opt, st->m, st->n));
