@@ -139,6 +139,9 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run_info "parity auto on unstructured rows, renumbered: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
   run_info "parity auto on unstructured bs-3 rows filling the device: block" "set up on the device: kernel block" "$build/tests/parity" -problem femelast3d -n 48 -ctype csrkcuda
   run_info "parity auto on bs-3 rows beyond the block kernel's rows a multiprocessor: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem femelast3d -n 64 -ctype csrkcuda
+  # a row of 400 entries among 14.6 on average: the sliced kernel's thread for it would end long after the others
+  # (CSRK_SLICED_TAIL_NNZ_PER_SM), so the vector kernel takes the block
+  run_info "parity auto on unstructured rows with one long row: not sliced" "Sliced kernel not taken: a row of" "$build/tests/parity" -problem fem3d -n 72 -long 400 -ctype csrkcuda
   run_info "parity auto on unstructured rows, small block: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem fem3d -n 30 -ctype csrkcuda
   # rows of very different lengths (power-law, cv above CSRK_MERGE_MIN_CV): the merge kernel
   run_info "parity auto on power-law rows: merge" "set up on the device: kernel merge" "$build/tests/parity" -problem powerlaw -n 5000 -ctype csrkcuda

@@ -7,6 +7,7 @@ static const char help[] = "MatMult family of csrk against aij, for every orderi
                            "  -ordering <name>: only that ordering\n"
                            "  -ref_vectors: vectors of the reference type (default: of the tested type, so a GPU type runs on the device)\n"
                            "  -far <d>: also entries (i, i+d) and (i+d, i) for the first row i of each process, d from the diagonal\n"
+                           "  -long <len>: also len entries spread over the row block in the first row of each process (one long row)\n"
                            "  -expect_natural_index_bytes <2|4>: the column index width every natural-order configuration must have\n"
                            "  Every configuration of a CPU type is checked for the index width of each block: 16-bit offsets (2 bytes)\n"
                            "  exactly when -mat_csrk_compress_indices is on (default), the block is reordered or has two or more threads,\n"
@@ -276,11 +277,26 @@ static PetscErrorCode AddFarEntries(Mat A, PetscInt d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* len entries spread over the process's rows in its first row: one row much longer than the others */
+static PetscErrorCode AddLongRow(Mat A, PetscInt len)
+{
+  PetscInt rstart, rend;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCheck(len < rend - rstart, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-long %" PetscInt_FMT ": more entries than the process's %" PetscInt_FMT " rows", len, rend - rstart);
+  PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (PetscInt t = 0; t < len; t++) PetscCall(MatSetValue(A, rstart, rstart + t * ((rend - rstart) / len), -0.25, ADD_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, permbs = 1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
+  PetscInt  n = 20, seed = -1, permbs = 1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, longrow = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
   PetscReal tol = 1e-12;
   PetscBool hasfile, compress = PETSC_TRUE, patterns = PETSC_TRUE, cpu, ref_nodes = PETSC_TRUE, set_ref_nodes, set_ordering;
   PetscEnum only = (PetscEnum)0;
@@ -300,6 +316,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-transpose", &transpose, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-ref_vectors", &ref_vectors, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-far", &far, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-long", &longrow, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-expect_natural_index_bytes", &natural, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_compress_indices", &compress, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_csrk_row_patterns", &patterns, NULL));
@@ -317,6 +334,7 @@ int main(int argc, char **argv)
     A = P;
   }
   if (far > 0) PetscCall(AddFarEntries(A, far));
+  if (longrow > 0) PetscCall(AddLongRow(A, longrow));
   PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));
   if (set_ref_nodes) PetscCall(MatCSRKSetFeature(A, MAT_CSRK_ROW_NODES, ref_nodes)); /* a CSR-k reference (-rtype) with or without row nodes */
 

@@ -2,7 +2,8 @@
    The CSR product on unstructured rows without PETSc (issue #47): the row kernel of MATCSRKCUDA's vector entry
    (CSRKRowLanePart of src/mat/impls/csrk/cuda/csrkcudadevice.cuh: W lanes a row, A streamed with __ldcs) by lanes,
    block size and rows a block, against cuSPARSE's CSR SpMV (ALG1, which aijcusparse runs, and ALG2), a sliced kernel
-   (32-row slices column by column, a thread per row; a warp a slice, or 4 in turn as units of 512 rows), and
+   (32-row slices column by column, a thread per row; a warp a slice, or 4 in turn as units of 512 rows; and with
+   16-bit column differences in place of the columns, escaped to 32 bits where they do not fit), and
    diagnostics that isolate the gathers of x: the same loop without x (A streamed alone), with x read at the row (no
    gather), with two sums a lane, with plain loads. Also the sectors of x gathered by each warp load and by each unit
    of consecutive rows, counted on the host.
@@ -295,6 +296,29 @@ __global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const
   }
 }
 
+/* sliced with 16-bit column deltas: entry j of a row holds c_j - c_(j-1) (c_(-1) = r - 32768) in [1, 65535] in one
+   slot, else an escape (0) and the column's two halves in the next two slots; slots padded to the slice's longest */
+__global__ void SlicedDeltaKernel(int m, const int *__restrict__ sptr, const int *__restrict__ dptr, const int *__restrict__ len, const uint16_t *__restrict__ d16, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+{
+  const int r = blockIdx.x * 128 + threadIdx.x;
+  if (r >= m) return;
+  const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
+  int       q = sptr[s] + r % 32, p = dptr[s] + r % 32, c = r - 32768;
+  double    sum = 0.0;
+#pragma unroll 4
+  for (int j = 0; j < n; j++, q += h) {
+    const unsigned u = __ldcs(d16 + p);
+    p += h;
+    if (u) c += (int)u;
+    else {
+      c = (int)((unsigned)__ldcs(d16 + p) | (unsigned)__ldcs(d16 + p + h) << 16);
+      p += 2 * h;
+    }
+    sum += CSRKLoadStreamed(sval + q) * x[c];
+  }
+  y[r] = sum;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* sectors of x (4 doubles) each warp load gathers: sliced (entry j of 32 rows) and rows (W lanes, 32 / W rows) */
 static void Sectors(const Csr &A, int W, double &sliced, double &rows)
@@ -529,6 +553,52 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
     const double t = Time([&]() { SlicedKernel<<<(unsigned)((A.m + 128 * per - 1) / (128 * per)), 128>>>(A.m, per, d.sptr, d.len, d.scol, d.sval, d.x, d.y); }, reps);
     Report(A, name, t, bw, ref, sc, d, -1);
+  }
+  {
+    /* the 16-bit deltas: slots per row, padded per slice */
+    std::vector<int>      ns(A.m), dptr(nsl + 1, 0);
+    long long             esc = 0;
+    for (int r = 0; r < A.m; r++) {
+      long long prev = (long long)r - 32768;
+      ns[r]          = 0;
+      for (int q = A.ptr[r]; q < A.ptr[r + 1]; q++) {
+        const long long dd = A.col[q] - prev;
+        if (dd >= 1 && dd <= 65535) ns[r] += 1;
+        else ns[r] += 3, esc++;
+        prev = A.col[q];
+      }
+    }
+    for (int s = 0; s < nsl; s++) {
+      int top = 0, h = std::min(32, A.m - 32 * s);
+      for (int r = 32 * s; r < 32 * s + h; r++) top = std::max(top, ns[r]);
+      dptr[s + 1] = dptr[s] + top * h;
+    }
+    std::vector<uint16_t> d16(dptr[nsl], 0);
+    for (int r = 0; r < A.m; r++) {
+      const int s = r / 32, h = std::min(32, A.m - 32 * s);
+      int       p = dptr[s] + r % 32;
+      long long prev = (long long)r - 32768;
+      for (int q = A.ptr[r]; q < A.ptr[r + 1]; q++) {
+        const long long dd = A.col[q] - prev;
+        if (dd >= 1 && dd <= 65535) d16[p] = (uint16_t)dd, p += h;
+        else d16[p] = 0, d16[p + h] = (uint16_t)(A.col[q] & 0xffff), d16[p + 2 * h] = (uint16_t)((unsigned)A.col[q] >> 16), p += 3 * h;
+        prev = A.col[q];
+      }
+    }
+    int      *ddptr;
+    uint16_t *dd16;
+    CK(cudaMalloc(&ddptr, sizeof(int) * (nsl + 1)));
+    CK(cudaMalloc(&dd16, sizeof(uint16_t) * std::max(dptr[nsl], 1)));
+    CK(cudaMemcpy(ddptr, dptr.data(), sizeof(int) * (nsl + 1), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dd16, d16.data(), sizeof(uint16_t) * dptr[nsl], cudaMemcpyHostToDevice));
+    const char *name = "sliced, 16-bit deltas";
+    if (!only || strstr(name, only)) {
+      CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+      const double t = Time([&]() { SlicedDeltaKernel<<<(unsigned)((A.m + 127) / 128), 128>>>(A.m, d.sptr, ddptr, d.len, dd16, d.sval, d.x, d.y); }, reps);
+      Report(A, name, t, bw, ref, sc, d, -1);
+    }
+    printf("16-bit deltas: %.3f escapes a row, %.3f slots a nonzero with padding (%.2f bytes a nonzero with the values)\n", (double)esc / A.m, (double)dptr[nsl] / nnz, (2.0 * dptr[nsl] + 8.0 * sptr[nsl]) / nnz);
+    cudaFree(ddptr), cudaFree(dd16);
   }
   printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);

@@ -176,6 +176,10 @@ fi
 [ -n "$plexjob" ] && wait "$plexjob" && grep -E "made|could not" "$log/apps-make.txt"
 pm=
 for f in fem-p1 fem-p2; do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
+if [ -n "$pm" ] && want raw 40; then
+  "$log/unstructured" -bw "$bw" -nostats $pm >"$log/raw-plex.txt" 2>&1
+  cat "$log/raw-plex.txt"
+fi
 if [ -n "$pm" ] && want ex10 30; then
   ex10_table $pm
   mats="$mats $pm"

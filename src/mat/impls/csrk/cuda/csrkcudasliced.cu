@@ -12,6 +12,10 @@
 /* sliced kernels: super-rows of a warp's 32 rows; auto takes them only where the padding stays within 25 % */
 #define CSRK_SLICED_SR          32
 #define CSRK_SLICED_MAX_PADDING 1.25
+/* the longest row under auto: at most the block's nonzeros over this many a multiprocessor. A thread walks its row
+   alone, a gather of x after each column load, so a row much longer than the others ends long after the rest of the
+   grid (snes ex13's P2 in DMPlex's numbering: rows of up to 235 entries among 28.7 on average, 394 k rows) */
+#define CSRK_SLICED_TAIL_NNZ_PER_SM 2048
 /* rows a multiprocessor from which a block of the sliced kernel takes 16 super-rows instead of 4 */
 #define CSRK_SLICED_LONG_ROWS_PER_SM 32768
 /* row patterns: 16-bit numbers, all offsets together in 32 KiB (the dictionary stays in L1, as on the CPU) */
@@ -340,7 +344,8 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
 
 /* The sliced kernel's rule: forced, or under auto rows of nearly equal length whose padding stays within
    CSRK_SLICED_MAX_PADDING (st->sliced, which the stream entry reads too) in a block of at least
-   CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor (st->fill), in any numbering: there its coalesced loads and a thread
+   CSRK_GPU_MIN_ROWS_PER_SM rows a multiprocessor (st->fill) and no row too long for its nonzeros
+   (CSRK_SLICED_TAIL_NNZ_PER_SM), in any numbering: there its coalesced loads and a thread
    per row beat the row kernels, with row patterns or plain columns (finite-element meshes in their own or a random
    numbering; rows in nodes without patterns, bs 3, take the block kernel first). In such a block it also takes rows
    whose lengths vary over the block (cv up to CSRK_MERGE_MIN_CV) but not inside its 32-row slices (the same padding
@@ -350,15 +355,17 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
 PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern   = opt->cuda_kernel;
+  const PetscBool         tail   = (PetscBool)((PetscInt64)d->maxlen * CSRK_SLICED_TAIL_NNZ_PER_SM * st->sms > (PetscInt64)d->nnz);
   const PetscBool         padded = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz);
-  const PetscBool         slices = (PetscBool)(padded && st->fill && st->cv <= CSRK_MERGE_MIN_CV && CSRKLongRowLength(d->mean, d->maxlen) == CSRK_IDX_MAX);
+  const PetscBool         slices = (PetscBool)(padded && st->fill && !tail && st->cv <= CSRK_MERGE_MIN_CV && CSRKLongRowLength(d->mean, d->maxlen) == CSRK_IDX_MAX);
   size_t                  pbytes = 0;
 
   PetscFunctionBegin;
+  if (kern == MAT_CSRK_CUDA_KERNEL_AUTO && tail && st->fill) PetscCall(PetscInfo(A, "Sliced kernel not taken: a row of %" PetscInt_FMT " entries, beyond %g nonzeros a multiprocessor / %d\n", d->maxlen, (double)d->nnz / st->sms, CSRK_SLICED_TAIL_NNZ_PER_SM));
   st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (padded && st->cv <= CSRK_GPU_SLICED_MAX_CV));
   if ((st->sliced || slices) && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
   st->npat       = d->npat;
-  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill) || slices);
+  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill && !tail) || slices);
   if (st->slicedtake) *bytes += pbytes;
   else if (d->data) {
     /* row patterns of a block that another kernel takes */
