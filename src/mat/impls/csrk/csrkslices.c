@@ -66,12 +66,11 @@ static inline PetscBool CSRKSliceAt(const uint16_t *rowpat, PetscInt r, PetscInt
   return same;
 }
 
-/* whether the CSRK_SLICE rows of nz values each from val repeat the first one's (bitwise) */
+/* whether the CSRK_SLICE consecutive rows of nz values each from val repeat the first one's (bitwise): each row
+   equals the next, one comparison of the rows with themselves shifted by a row */
 static inline PetscBool CSRKRowsRepeatValues(const PetscScalar *val, CSRKIdx nz)
 {
-  for (int l = 1; l < CSRK_SLICE; l++)
-    if (memcmp(val, val + l * nz, sizeof(PetscScalar) * (size_t)nz)) return PETSC_FALSE;
-  return PETSC_TRUE;
+  return (PetscBool)!memcmp(val, val + nz, sizeof(PetscScalar) * (size_t)nz * (CSRK_SLICE - 1));
 }
 
 static inline uint32_t CSRKValuesHash(uint16_t p, const PetscScalar *val, CSRKIdx nz)
