@@ -538,17 +538,15 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, const MatCSRKExpect *ex, Mat
   const MatCSRKVariant *const *v     = ex->order;
 
   PetscFunctionBegin;
-  if (s->shared) {
-    PetscCall(MatCSRKStructureAttach(A, s));
-    if (built->refresh) PetscCall(built->refresh(s));
+  if (s->shared) PetscCall(MatCSRKStructureAttach(A, s));
+  else PetscCall(CSRKGatherValues(A, s));
+  if (built->refresh) PetscCall(built->refresh(s));
+  if (s->shared && s->variant != built) {
     while (*v && *v != s->variant) v++;
-    if (s->variant != built && !*v) {
+    if (!*v) {
       PetscCall(PetscInfo(A, "Set-up: with the new values the %s loop fell back to the %s loop, which the plan does not build here: AIJ's kernel for this pattern\n", built->name, s->variant->name));
       PetscCall(MatCSRKStructureDestroy(st));
     }
-  } else {
-    PetscCall(CSRKGatherValues(A, s));
-    if (built->refresh) PetscCall(built->refresh(s));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -355,17 +355,17 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
 PetscErrorCode CSRKSlicedPrepare(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const MatCSRKCUDAKernel kern   = opt->cuda_kernel;
-  const PetscBool         tail   = (PetscBool)((PetscInt64)d->maxlen * CSRK_SLICED_TAIL_NNZ_PER_SM * st->sms > (PetscInt64)d->nnz);
-  const PetscBool         padded = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz);
-  const PetscBool         slices = (PetscBool)(padded && st->fill && !tail && st->cv <= CSRK_MERGE_MIN_CV && CSRKLongRowLength(d->mean, d->maxlen) == CSRK_IDX_MAX);
-  size_t                  pbytes = 0;
+  const PetscBool         padded  = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_AUTO && d->mean > 0 && (PetscReal)st->pnnz <= CSRK_SLICED_MAX_PADDING * (PetscReal)d->nnz);
+  const PetscBool         regular = (PetscBool)(padded && st->fill && (st->cv <= CSRK_GPU_SLICED_MAX_CV || (st->cv <= CSRK_MERGE_MIN_CV && CSRKLongRowLength(d->mean, d->maxlen) == CSRK_IDX_MAX)));
+  const PetscBool         tail    = (PetscBool)((PetscInt64)d->maxlen * CSRK_SLICED_TAIL_NNZ_PER_SM * st->sms > (PetscInt64)d->nnz);
+  size_t                  pbytes  = 0;
 
   PetscFunctionBegin;
-  if (kern == MAT_CSRK_CUDA_KERNEL_AUTO && tail && st->fill) PetscCall(PetscInfo(A, "Sliced kernel not taken: a row of %" PetscInt_FMT " entries, beyond %g nonzeros a multiprocessor / %d\n", d->maxlen, (double)d->nnz / st->sms, CSRK_SLICED_TAIL_NNZ_PER_SM));
+  if (regular && tail) PetscCall(PetscInfo(A, "Sliced kernel not taken: a row of %" PetscInt_FMT " entries, beyond %g nonzeros a multiprocessor / %d\n", d->maxlen, (double)d->nnz / st->sms, CSRK_SLICED_TAIL_NNZ_PER_SM));
   st->sliced = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (padded && st->cv <= CSRK_GPU_SLICED_MAX_CV));
-  if ((st->sliced || slices) && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
+  if ((st->sliced || regular) && opt->feature[MAT_CSRK_COMPRESS_INDICES] && opt->feature[MAT_CSRK_ROW_PATTERNS]) PetscCall(CSRKFindPatterns(A, d, &pbytes, stream));
   st->npat       = d->npat;
-  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (st->sliced && st->fill && !tail) || slices);
+  st->slicedtake = (PetscBool)(kern == MAT_CSRK_CUDA_KERNEL_SLICED || (regular && !tail));
   if (st->slicedtake) *bytes += pbytes;
   else if (d->data) {
     /* row patterns of a block that another kernel takes */
