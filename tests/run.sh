@@ -175,7 +175,10 @@ for np in $ranks; do
   run "parity lap3d27, value lists on one thread: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
   run "parity lap3d7, value lists off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1 -mat_csrk_row_values 0
   run "state lap3d7, value lists on one thread (found again after each change of values)" "$np" "$build/tests/state" -problem lap3d7 -n 14 -mat_csrk_threads 1
+  run "parity lap3d27, value lists, lines of 13 rows (tails of 3): the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 13 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
 done
+# the tail of a run: lines of 13 rows, 11 of one pattern each, all 11 in a slice and its tail of 3 (8 without tails)
+run_grep "value lists: every line's 11 interior rows in a slice or its tail (lap3d7 13^3)" "Row slices: 1859 of 2197 rows" "$build/tests/parity" -problem lap3d7 -n 13 -kmin 1 -kmax 1 -mat_csrk_threads 1 -tol 0 -expect_patterns 1 -info
 # value lists: slices whose 8 rows repeat one list of values keep it once (one thread)
 run_grep "value lists of row nodes used on 3D elasticity" "Row nodes: .* [1-9][0-9]* rows multiply an earlier node's values" "$build/tests/parity" -problem elasticity3d -n 9 -ordering natural -kmin 1 -kmax 1 -mat_csrk_threads 1 -info
 run_grep "value lists used on a 7-point stencil" "Row slices: .* [1-9][0-9]* of them with one list of values kept once" "$build/tests/parity" -problem lap3d7 -n 20 -kmin 2 -kmax 2 -mat_csrk_threads 1 -info

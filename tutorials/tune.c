@@ -13,6 +13,9 @@ static const char help[] = "Measures once, on this machine, the CPU row loops of
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
+#if defined(__GLIBC__)
+  #include <malloc.h>
+#endif
 
 /* the candidates: AIJ's kernel (the reference), then each row loop of the plugin's table that the machine file keys as
    a rival of it (MatCSRKGetRowLoop()) */
@@ -147,6 +150,11 @@ int main(int argc, char **argv)
   PetscBool   set;
 
   PetscFunctionBeginUser;
+#if defined(__GLIBC__)
+  /* every set-up timed maps fresh pages, as a program's one build does: glibc would otherwise keep the arrays a build
+     freed and give them to the next, whose page faults are then not timed */
+  if (!getenv("NOMALLOPT")) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
   PetscCall(Candidates());

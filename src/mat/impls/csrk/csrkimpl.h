@@ -283,8 +283,13 @@ PETSC_INTERN PetscErrorCode MatCSRKStructureComputeBandwidth(Mat, MatCSRKStructu
 #define CSRK_SLICE 8
 /* Value lists: a slice whose CSRK_SLICE rows repeat one list of values (the interior of a constant-coefficient stencil)
    keeps it once, in a dictionary beside the row patterns', and its rows' pattern numbers become CSRK_VALUED + the
-   list's number, which carries the row pattern. Sizes: the lists stay in the L1 cache with the patterns' offsets. */
+   list's number, which carries the row pattern. The last rows of a run of one pattern after its slices (fewer than
+   CSRK_SLICE) whose slice ending at them repeats a list are numbered CSRK_VALUED_TAIL + the list's number: the tail
+   of the run, multiplied as that slice (csrkslices.c). Sizes: the lists stay in the L1 cache with the patterns'
+   offsets. */
 #define CSRK_VALUED             0x8000u
+#define CSRK_VALUED_TAIL        0xC000u
+#define CSRK_VALUED_LIST(rp)    ((PetscInt)(((rp) - CSRK_VALUED) & 0x3FFFu))
 #define CSRK_VALUES_MAX         255
 #define CSRK_VALUES_MAX_ENTRIES 2048
 #define CSRK_VALUES_SLOTS       512

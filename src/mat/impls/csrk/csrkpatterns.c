@@ -211,6 +211,7 @@ PetscErrorCode MatCSRKStructureFindPatterns(Mat A, MatCSRKStructure *st, const P
   PetscCheck(!slices || T == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row patterns for row slices only: one thread");
   PetscCall(PetscCalloc1(T + 1, &tb)); /* tb[T]: the merged dictionary */
   PetscCall(PetscMalloc1(st->m, &rowpat));
+  if (T == 1) MatCSRKPopulate(rowpat, sizeof(uint16_t) * (size_t)st->m); /* one thread writes it all: at once */
   PetscCall(PetscCalloc1(T, &remap));
 #if defined(_OPENMP)
   #pragma omp parallel num_threads((int)T)

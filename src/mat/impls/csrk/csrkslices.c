@@ -21,6 +21,12 @@
    the slice's rows keeps the greedy scan of the kernel the fill's: a list belongs to one pattern, so rows of different
    patterns stay different, and rows of one slice stay alike.
 
+   Tails: the last L < 8 rows of a run of one pattern, right after a slice of it, would take the scalar loop (a line of
+   a stencil whose length is not a multiple of 8, as on most ranks of a DMDA). Where the slice of the 8 rows ending at
+   them repeats a list, they are multiplied as that slice, and only their L lanes stored: the rows before them, which
+   the previous slice gave, are not written again (MatMultAdd() may add in place). Such rows are numbered
+   CSRK_VALUED_TAIL + the list's number; they take no values in sval.
+
    sval holds the values of the other slices and rows in the order the kernel reads them, without gaps where slices
    keep a list: the kernel and the fill walk it with a running position from the first row of a thread (with several
    threads, where there are no lists, that is each row's row pointer). Values at their row pointers would leave the
@@ -110,26 +116,35 @@ static PetscInt CSRKValuesFind(MatCSRKRowValues *rv, uint16_t p, const PetscScal
 static inline void CSRKRowsUnlist(const MatCSRKStructure *st, PetscInt r0, PetscInt r1)
 {
   for (PetscInt i = r0; i < r1; i++)
-    if (st->rowpat[i] >= CSRK_VALUED) st->rowpat[i] = st->rowvals->pat[st->rowpat[i] - CSRK_VALUED];
+    if (st->rowpat[i] >= CSRK_VALUED) st->rowpat[i] = st->rowvals->pat[CSRK_VALUED_LIST(st->rowpat[i])];
 }
 
-/* the rows of block [r0, r1) from row r0, a row where the block's scan for slices stops, until the scan reaches rstop
-   (or r1), into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows together), or, when its
-   rows repeat one list of values and st has value lists, that list's number in their patterns; other rows copied;
-   from and to position *q of sval. Returns the rows in slices, adds those in slices of one list to *nvalued, and
-   gives in *rend the row where the scan stopped (the start of the next slice or row) */
-static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, PetscInt rstop, const PetscScalar *restrict val, PetscScalar *restrict sval, PetscInt *q, PetscInt *nvalued, PetscInt *rend)
+/* the rows of the run of row r's pattern p from r in a block ending at r1, fewer than CSRK_SLICE where no slice
+   starts at r */
+static inline PetscInt CSRKRunRows(const uint16_t *rowpat, PetscInt r, PetscInt r1)
+{
+  PetscInt L = 1;
+  while (L < CSRK_SLICE && r + L < r1 && rowpat[r + L] == rowpat[r]) L++;
+  return L;
+}
+
+/* the rows of block [r0, r1) into sval (when not NULL): a slice's 8 x nz values transposed (entry j of its rows
+   together), or, when its rows repeat one list of values and st has value lists, that list's number in their
+   patterns, as for a tail whose slice does; other rows copied; from and to position *q of sval. Returns the rows in
+   slices and tails, and adds those of one list to *nvalued */
+static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, PetscInt r1, const PetscScalar *restrict val, PetscScalar *restrict sval, PetscInt *q, PetscInt *nvalued)
 {
   const CSRKIdx    *rp = st->rowptr;
   MatCSRKRowValues *rv = sval ? st->rowvals : NULL;
-  PetscInt          r = r0, nsliced = 0;
+  PetscInt          r = r0, nsliced = 0, prev = -1; /* prev: the pattern of a slice that ended at r */
 
-  while (r < PetscMin(r1, rstop)) {
+  while (r < r1) {
     const CSRKIdx q0 = rp[r];
+    const CSRKIdx nz = rp[r + 1] - q0;
     if (st->rowvals && st->rowvals->n) CSRKRowsUnlist(st, r, PetscMin(r + CSRK_SLICE, r1)); /* the rows the scan compares */
     if (CSRKSliceAt(st->rowpat, r, r1)) {
-      const CSRKIdx nz = rp[r + 1] - q0;
-      PetscInt      v  = -1;
+      PetscInt v = -1;
+      prev       = st->rowpat[r];
       if (rv && CSRKRowsRepeatValues(val + q0, nz)) v = CSRKValuesFind(rv, st->rowpat[r], val + q0, nz);
       if (v >= 0) {
         for (int l = 0; l < CSRK_SLICE; l++) st->rowpat[r + l] = (uint16_t)(CSRK_VALUED + v);
@@ -142,13 +157,26 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
       }
       r += CSRK_SLICE;
       nsliced += CSRK_SLICE;
-    } else {
-      if (sval) memcpy(sval + *q, val + q0, sizeof(PetscScalar) * (size_t)(rp[r + 1] - q0));
-      *q += rp[r + 1] - q0;
-      r++;
+      continue;
     }
+    if (rv && st->rowpat[r] == prev) { /* a tail: the slice of the 8 rows ending at its last */
+      const PetscInt L = CSRKRunRows(st->rowpat, r, r1), s0 = rp[r + L - CSRK_SLICE];
+      PetscInt       v = -1;
+      if (CSRKRowsRepeatValues(val + s0, nz)) v = CSRKValuesFind(rv, (uint16_t)prev, val + s0, nz);
+      if (v >= 0) {
+        for (PetscInt l = 0; l < L; l++) st->rowpat[r + l] = (uint16_t)(CSRK_VALUED_TAIL + v);
+        *nvalued += L;
+        nsliced += L;
+        r += L;
+        prev = -1;
+        continue;
+      }
+    }
+    prev = -1;
+    if (sval) memcpy(sval + *q, val + q0, sizeof(PetscScalar) * (size_t)nz);
+    *q += nz;
+    r++;
   }
-  *rend = r;
   return nsliced;
 }
 
@@ -177,7 +205,7 @@ static PetscErrorCode MatCSRKStructureBeginRowValues(MatCSRKStructure *st, Petsc
 }
 
 /* the rows of a block [R0, R1) of the thread's rows (CSRK_NEST) into sval (when not NULL), those in slices counted */
-#define CSRK_SLICE_FILL(R0, R1, OUT, UNUSED) total += CSRKSliceFillRange(st, (R0), (R1), (R1), st->val, st->sval, &q, &nvalued, &rend)
+#define CSRK_SLICE_FILL(R0, R1, OUT, UNUSED) total += CSRKSliceFillRange(st, (R0), (R1), st->val, st->sval, &q, &nvalued)
 
 /*
   MatCSRKStructureFillSlices - (re)writes st->sval (and the value lists) from st->val, each thread its own rows (the
@@ -194,7 +222,7 @@ static PetscErrorCode MatCSRKStructureFillSlices(MatCSRKStructure *st, PetscInt 
   #pragma omp parallel num_threads((int)st->nthreads) reduction(+ : total, nvalued)
 #endif
   {
-    PetscInt r0, r1, rend, t = MatCSRKThreadRows(st, &r0, &r1), q = st->rowptr[r0];
+    PetscInt r0, r1, t = MatCSRKThreadRows(st, &r0, &r1), q = st->rowptr[r0];
 
     CSRK_NEST(CSRK_SLICE_FILL, 0, 0);
   }
@@ -261,8 +289,14 @@ CSRK_VECTOR_CLONES static PetscInt CSRKSliceRows(const MatCSRKStructure *st, Pet
 
   while (r < r1) {
     const PetscScalar *xr = xx + r, *zr = zz ? zz + r : NULL;
-    if (rowpat[r] >= CSRK_VALUED) { /* a slice with one list of values: the fill numbers no other rows so */
-      const PetscInt v = rowpat[r] - CSRK_VALUED, p = rv->pat[v];
+    if (rowpat[r] >= CSRK_VALUED_TAIL) { /* a tail: the slice ending at its last row, its own lanes stored */
+      const PetscInt v = CSRK_VALUED_LIST(rowpat[r]), p = rv->pat[v], L = CSRKRunRows(rowpat, r, r1), s = r + L - CSRK_SLICE;
+      PetscScalar    lanes[CSRK_SLICE];
+      CSRKSliceRow8(po + pp[p], pp[p + 1] - pp[p], rv->val + rv->start[v], 0, xx + s, zz ? zz + s : NULL, lanes);
+      for (PetscInt l = 0; l < L; l++) out[r + l] = lanes[CSRK_SLICE - L + l];
+      r += L;
+    } else if (rowpat[r] >= CSRK_VALUED) { /* a slice with one list of values: the fill numbers no other rows so */
+      const PetscInt v = CSRK_VALUED_LIST(rowpat[r]), p = rv->pat[v];
       CSRKSliceRow8(po + pp[p], pp[p + 1] - pp[p], rv->val + rv->start[v], 0, xr, zr, out + r);
       r += CSRK_SLICE;
     } else {
@@ -309,8 +343,9 @@ static PetscBool CSRKSlicesApplies(const MatCSRKPlan *plan, const MatCSRKStructu
 
 /* Row slices where at least half of the rows make them (a counting pass first), with value lists on one thread where
    the options take them. One thread in the natural order without slices drops its patterns (the AIJ loop is faster
-   there). The pages of sval are placed by the fill that writes them (the threads' own rows): value lists leave most of
-   them unwritten, and one thread without lists has them all faulted in at once, faster than page by page. */
+   there). The pages of sval are placed by the fill that writes them (the threads' own rows); one thread has those it
+   will write faulted in at once, faster than page by page: all of them without lists, and with lists about the share
+   of the rows outside slices (the slices' values mostly go to lists). */
 static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure *st, PetscBool *built)
 {
   PetscInt       nsliced = 0;
@@ -328,11 +363,12 @@ static PetscErrorCode CSRKSlicesBuild(Mat A, MatCSRKPlan *plan, MatCSRKStructure
     if (plan->opt->feature[MAT_CSRK_ROW_VALUES] && st->nthreads == 1) {
       PetscCall(PetscNew(&st->rowvals));
       st->rowvals->last = -1;
+      MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)((double)st->nnz * (st->m - nsliced) / st->m));
     } else if (st->nthreads == 1) MatCSRKPopulate(st->sval, sizeof(PetscScalar) * (size_t)st->nnz);
     PetscCall(MatCSRKStructureFillSlices(st, &st->nsliced));
   } else if (plan->onethread) PetscCall(MatCSRKVariantFree(&MatCSRKVariantPatterns, st));
   PetscCall(PetscTime(&t1));
-  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", nsliced, st->m, CSRK_SLICE, *built ? ", multiplied a row per vector lane" : "; too few, not used", st->nvalued, t1 - t0));
+  PetscCall(PetscInfo(A, "Row slices: %" PetscInt_FMT " of %" PetscInt_FMT " rows in runs of %d with one pattern or their tails%s, %" PetscInt_FMT " of them with one list of values kept once (%g s)\n", *built ? st->nsliced : nsliced, st->m, CSRK_SLICE, *built ? ", multiplied a row per vector lane" : "; too few, not used", st->nvalued, t1 - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
