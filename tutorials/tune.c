@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 #if defined(__GLIBC__)
   /* every set-up timed maps fresh pages, as a program's one build does: glibc would otherwise keep the arrays a build
      freed and give them to the next, whose page faults are then not timed */
-  if (!getenv("NOMALLOPT")) mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
