@@ -175,7 +175,7 @@ for np in $ranks; do
   run "parity lap3d27, value lists on one thread: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
   run "parity lap3d7, value lists off: the same bits as aij" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -tol 0 -expect_patterns 1 -mat_csrk_threads 1 -mat_csrk_row_values 0
   run "state lap3d7, value lists on one thread (found again after each change of values)" "$np" "$build/tests/state" -problem lap3d7 -n 14 -mat_csrk_threads 1
-  run "parity lap3d27, value lists, lines of 13 rows (tails of 3): the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 13 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
+  run "parity lap3d27, value lists, lines of 21 rows (tails of 3): the same bits as aij" "$np" "$build/tests/parity" -problem lap3d27 -n 21 -tol 0 -expect_patterns 1 -mat_csrk_threads 1
 done
 # the tail of a run: lines of 13 rows, 11 of one pattern each, all 11 in a slice and its tail of 3 (8 without tails)
 run_grep "value lists: every line's 11 interior rows in a slice or its tail (lap3d7 13^3)" "Row slices: 1859 of 2197 rows" "$build/tests/parity" -problem lap3d7 -n 13 -kmin 1 -kmax 1 -mat_csrk_threads 1 -tol 0 -expect_patterns 1 -info
