@@ -3,7 +3,8 @@
 # configure-hooks/gpu-run.sh needs it, deps/pcache with an installed PETSc packed by docs/experiments/unstructured.sh,
 # deps/psrc with PETSc's tutorial sources):
 #
-#   bash docs/experiments/host16.sh          (EX45_PAIRS=N: N more interleaved aij/csrk pairs of ksp ex45)
+#   bash docs/experiments/host16.sh          (EX45_PAIRS=N: N more interleaved aij/csrk pairs of ksp ex45;
+#                                             FEW_RANKS=1: the 2-core tables' cases on 1 and 2 ranks)
 #
 # Builds the plugin (build-gpu), writes its machine file (tutorials/tune on one rank per core), then runs PETSc's
 # tutorials with configure-hooks/apps.sh on one rank per core: the structured ones with aij, csrk and csrk without the
@@ -49,4 +50,13 @@ if [ "${EX45_PAIRS:-0}" -gt 0 ]; then
   done
   awk -F, 'NR > 1 { v[$1, $2] = $3; n = $1 } END { for (i = 1; i <= n; i++) printf "ex45 pair %d: aij %s s, csrk %s s, %.2fx\n", i, v[i, "aij"], v[i, "csrk"], v[i, "aij"] / v[i, "csrk"] }' "$out/ex45-pairs.csv"
 fi
-rm -rf "$out"/x?.bin* "$out/fem" "$out"/s/apps-bin "$out"/u/apps-bin
+# FEW_RANKS=1: the 2-core tables' cases on 1 and 2 ranks of this host, with the machine file of all its cores, as a
+# user who tuned once runs a small job: ex45 and ex5 (small sizes), ksp ex10 on fem3d 80^3 and femelast3d 40^3 in
+# their numbering and renumbered ($out/few1, $out/few2)
+if [ "${FEW_RANKS:-0}" = 1 ]; then
+  for p in 1 2; do
+    APPS=ex45,ex5,gen-fem3d,gen-femelast3d,gen-fem3d-rand,gen-femelast3d-rand APPS_SIZE=small TYPES="aij csrk" REPS=${REPS:-2} \
+      FEM_ITS=${FEM_ITS:-500} FEM_DIR=$out/fem-small OUT=$out/few$p bash configure-hooks/apps.sh cpu $p
+  done
+fi
+rm -rf "$out"/x?.bin* "$out/fem" "$out/fem-small" "$out"/s/apps-bin "$out"/u/apps-bin "$out"/few?/apps-bin
