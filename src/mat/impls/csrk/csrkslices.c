@@ -142,33 +142,26 @@ static PetscInt CSRKSliceFillRange(const MatCSRKStructure *st, PetscInt r0, Pets
     const CSRKIdx q0 = rp[r];
     const CSRKIdx nz = rp[r + 1] - q0;
     if (st->rowvals && st->rowvals->n) CSRKRowsUnlist(st, r, PetscMin(r + CSRK_SLICE, r1)); /* the rows the scan compares */
-    if (CSRKSliceAt(st->rowpat, r, r1)) {
-      PetscInt v = -1;
-      prev       = st->rowpat[r];
-      if (rv && CSRKRowsRepeatValues(val + q0, nz)) v = CSRKValuesFind(rv, st->rowpat[r], val + q0, nz);
+    /* L rows from r multiplied as the slice of the 8 rows ending at their last: a slice, or a tail after one */
+    const PetscInt L = CSRKSliceAt(st->rowpat, r, r1) ? CSRK_SLICE : (rv && st->rowpat[r] == prev ? CSRKRunRows(st->rowpat, r, r1) : 0);
+    if (L) {
+      const uint16_t p  = st->rowpat[r];
+      const CSRKIdx  s0 = rp[r + L - CSRK_SLICE];
+      PetscInt       v  = -1;
+      if (rv && CSRKRowsRepeatValues(val + s0, nz)) v = CSRKValuesFind(rv, p, val + s0, nz);
       if (v >= 0) {
-        for (int l = 0; l < CSRK_SLICE; l++) st->rowpat[r + l] = (uint16_t)(CSRK_VALUED + v);
-        *nvalued += CSRK_SLICE;
-      } else {
+        for (PetscInt l = 0; l < L; l++) st->rowpat[r + l] = (uint16_t)((L == CSRK_SLICE ? CSRK_VALUED : CSRK_VALUED_TAIL) + v);
+        *nvalued += L;
+      } else if (L == CSRK_SLICE) {
         if (sval)
           for (CSRKIdx j = 0; j < nz; j++)
             for (int l = 0; l < CSRK_SLICE; l++) sval[*q + CSRK_SLICE * j + l] = val[q0 + l * nz + j];
         *q += CSRK_SLICE * nz;
       }
-      r += CSRK_SLICE;
-      nsliced += CSRK_SLICE;
-      continue;
-    }
-    if (rv && st->rowpat[r] == prev) { /* a tail: the slice of the 8 rows ending at its last */
-      const PetscInt L = CSRKRunRows(st->rowpat, r, r1), s0 = rp[r + L - CSRK_SLICE];
-      PetscInt       v = -1;
-      if (CSRKRowsRepeatValues(val + s0, nz)) v = CSRKValuesFind(rv, (uint16_t)prev, val + s0, nz);
-      if (v >= 0) {
-        for (PetscInt l = 0; l < L; l++) st->rowpat[r + l] = (uint16_t)(CSRK_VALUED_TAIL + v);
-        *nvalued += L;
-        nsliced += L;
+      if (v >= 0 || L == CSRK_SLICE) {
+        prev = L == CSRK_SLICE ? p : -1;
         r += L;
-        prev = -1;
+        nsliced += L;
         continue;
       }
     }
@@ -289,16 +282,13 @@ CSRK_VECTOR_CLONES static PetscInt CSRKSliceRows(const MatCSRKStructure *st, Pet
 
   while (r < r1) {
     const PetscScalar *xr = xx + r, *zr = zz ? zz + r : NULL;
-    if (rowpat[r] >= CSRK_VALUED_TAIL) { /* a tail: the slice ending at its last row, its own lanes stored */
-      const PetscInt v = CSRK_VALUED_LIST(rowpat[r]), p = rv->pat[v], L = CSRKRunRows(rowpat, r, r1), s = r + L - CSRK_SLICE;
-      PetscScalar    lanes[CSRK_SLICE];
-      CSRKSliceRow8(po + pp[p], pp[p + 1] - pp[p], rv->val + rv->start[v], 0, xx + s, zz ? zz + s : NULL, lanes);
-      for (PetscInt l = 0; l < L; l++) out[r + l] = lanes[CSRK_SLICE - L + l];
+    if (rowpat[r] >= CSRK_VALUED) { /* one list of values: a slice, or a tail whose lanes of its own are stored */
+      const PetscInt v = CSRK_VALUED_LIST(rowpat[r]), p = rv->pat[v], L = rowpat[r] < CSRK_VALUED_TAIL ? CSRK_SLICE : CSRKRunRows(rowpat, r, r1), s = r + L - CSRK_SLICE;
+      PetscScalar    lanes[CSRK_SLICE], *o = L == CSRK_SLICE ? out + r : lanes;
+      CSRKSliceRow8(po + pp[p], pp[p + 1] - pp[p], rv->val + rv->start[v], 0, xx + s, zz ? zz + s : NULL, o);
+      if (o == lanes)
+        for (PetscInt l = 0; l < L; l++) out[r + l] = lanes[CSRK_SLICE - L + l];
       r += L;
-    } else if (rowpat[r] >= CSRK_VALUED) { /* a slice with one list of values: the fill numbers no other rows so */
-      const PetscInt v = CSRK_VALUED_LIST(rowpat[r]), p = rv->pat[v];
-      CSRKSliceRow8(po + pp[p], pp[p + 1] - pp[p], rv->val + rv->start[v], 0, xr, zr, out + r);
-      r += CSRK_SLICE;
     } else {
       const CSRKIdx      p0 = pp[rowpat[r]], nz = pp[rowpat[r] + 1] - p0;
       const int32_t     *ix = po + p0;
