@@ -218,6 +218,7 @@ for np in $ranks; do
   run "symmetric half, renumbered lap3d27 under the set-up budget: not built" "$np" "$build/tests/symmetric" -problem lap3d27 -n 12 -permute 1 -budget_only
 done
 run "symmetric half fem3d renumbered: eager, and not under the budget" 2 "$build/tests/symmetric" -problem fem3d -n 12 -permute 3
+run_grep "symmetric half fem3d renumbered, beyond the L2 cache, measured faster in a mesh's numbering: not built under the budget" "the machine file measured the rivals of AIJ's kernel in a mesh's numbering" "$build/tests/symmetric" -problem fem3d -n 48 -permute 3 -budget_only -machine "$rivals" -info :mat
 run_grep "set-up: row nodes with value lists expected before the half (elasticity3d)" "Set-up: the structure (nodes, symmetric" "$build/tests/symmetric" -problem elasticity3d -n 8 -budget_only -machine "$rivals" -info :mat
 run "parity permuted fem3d, one thread: the symmetric half in the user's numbering" 1 "$build/tests/parity" -problem fem3d -n 10 -permute 3 -mat_csrk_threads 1
 run "parity random, one thread: too few rows in nodes, none" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_threads 1 -ordering natural -expect_nodes 0

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
   /* 7. the set-up: the half competes with AIJ's kernel, so it is built only where the machine file measured it
      faster (-machine), after the products that pay for it (-expect_build), AIJ's kernel until then; without, never */
   PetscCall(ConvertOneThread(A, MAT_CSRK_SETUP_BUDGET, &C));
-  for (PetscInt i = 0; i < (wait >= 0 ? wait : 500); i++) {
+  for (PetscInt i = 0; i < (wait >= 0 ? wait : 1000); i++) {
     PetscCall(Compare(A, C, x, y, z, w, PETSC_FALSE, PETSC_FALSE, "budget, before the half"));
     PetscCall(ExpectHalf(C, PETSC_FALSE, "budget, before the half's build"));
   }

@@ -4,7 +4,8 @@
 # deps/psrc with PETSc's tutorial sources):
 #
 #   bash docs/experiments/host16.sh          (EX45_PAIRS=N: N more interleaved aij/csrk pairs of ksp ex45;
-#                                             FEW_RANKS=1: the 2-core tables' cases on 1 and 2 ranks)
+#                                             FEW_RANKS=1 [FEW_ROUNDS=N MATRICES=dir]: the never-slower cases
+#                                             on 1 and 2 ranks)
 #
 # Builds the plugin (build-gpu), writes its machine file (tutorials/tune on one rank per core), then runs PETSc's
 # tutorials with configure-hooks/apps.sh on one rank per core: the structured ones with aij, csrk and csrk without the
@@ -50,13 +51,34 @@ if [ "${EX45_PAIRS:-0}" -gt 0 ]; then
   done
   awk -F, 'NR > 1 { v[$1, $2] = $3; n = $1 } END { for (i = 1; i <= n; i++) printf "ex45 pair %d: aij %s s, csrk %s s, %.2fx\n", i, v[i, "aij"], v[i, "csrk"], v[i, "aij"] / v[i, "csrk"] }' "$out/ex45-pairs.csv"
 fi
-# FEW_RANKS=1: the 2-core tables' cases on 1 and 2 ranks of this host, with the machine file of all its cores, as a
-# user who tuned once runs a small job: ex45 and ex5 (small sizes), ksp ex10 on fem3d 80^3 and femelast3d 40^3 in
-# their numbering and renumbered ($out/few1, $out/few2)
+# FEW_RANKS=1: the never-slower cases on 1 and 2 ranks of this host, with the machine file of all its cores, as a
+# user who tuned once runs a small job: ksp ex10 (CG + Jacobi) on femelast3d 40^3 and fem3d 80^3 in their own numbering
+# and renumbered at random (300 its), on the randomly permuted wave.mtx of MATRICES (600 its) and ksp ex45 96^3;
+# FEW_ROUNDS interleaved rounds, each solution's md5 beside its times ($out/few-ranks.csv)
 if [ "${FEW_RANKS:-0}" = 1 ]; then
-  for p in 1 2; do
-    APPS=ex45,ex5,gen-fem3d,gen-femelast3d,gen-fem3d-rand,gen-femelast3d-rand APPS_SIZE=small TYPES="aij csrk" REPS=${REPS:-2} \
-      FEM_ITS=${FEM_ITS:-500} FEM_DIR=$out/fem-small OUT=$out/few$p bash configure-hooks/apps.sh cpu $p
+  pb=$BUILD/tutorials/permbin m=$out/few-mats
+  mkdir -p "$m"
+  "$pb" -problem femelast3d -n 40 -permute -1 -o "$m/e.raw" >/dev/null && "$pb" -problem fem3d -n 80 -permute -1 -o "$m/f.raw" >/dev/null
+  for c in e f; do
+    "$pb" -fbin "$m/$c.raw" -permute -1 -consistent -o "$m/${c^^}.bin" >/dev/null && "$pb" -fbin "$m/$c.raw" -permute 1 -consistent -o "$m/${c^^}R.bin" >/dev/null
   done
+  wave=${MATRICES:-$top/../shared/matrices}/wave.mtx.gz
+  gzip -dc "$wave" >"$m/wave.mtx" && "$pb" -f "$m/wave.mtx" -permute 1 -o "$m/W.bin" >/dev/null
+  declare -A C
+  for c in E ER F FR; do C[$c]="ex10 -f $m/$c.bin -ksp_max_it 300"; done
+  C[W]="ex10 -f $m/W.bin -ksp_max_it 600 -ksp_divtol 1e300"
+  C[X]="ex45 -da_grid_x 96 -da_grid_y 96 -da_grid_z 96 -ksp_max_it 200"
+  echo "round,np,case,type,KSPSolve_s,MatMult_s,md5" >"$out/few-ranks.csv"
+  for r in $(seq "${FEW_ROUNDS:-3}"); do
+    for p in 1 2; do for c in E ER F FR W X; do for t in aij csrk; do
+      mo="-mat_type $t"; [ $c = X ] && mo="-dm_mat_type $t"
+      mpiexec -n $p --bind-to core "$out"/s/apps-bin/${C[$c]} -ksp_type cg -pc_type jacobi -ksp_rtol 1e-30 $mo -dll_append "$BUILD/lib/libcsrk.so" \
+        -log_view -ksp_view_solution "binary:$m/x.bin" >"$m/log.txt" 2>&1
+      s=$(md5sum <"$m/x.bin" | cut -c1-12)
+      awk -v r=$r -v p=$p -v c=$c -v t=$t -v s=$s '$1=="MatMult"{m=$4} $1=="KSPSolve"{k=$4} END{printf "%d,%d,%s,%s,%s,%s,%s\n",r,p,c,t,k,m,s}' "$m/log.txt" >>"$out/few-ranks.csv"
+      rm -f "$m"/x.bin*
+    done; done; done
+  done
+  rm -rf "$m"
 fi
-rm -rf "$out"/x?.bin* "$out/fem" "$out/fem-small" "$out"/s/apps-bin "$out"/u/apps-bin "$out"/few?/apps-bin
+rm -rf "$out"/x?.bin* "$out/fem" "$out/fem-small" "$out"/s/apps-bin "$out"/u/apps-bin

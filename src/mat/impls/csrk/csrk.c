@@ -228,7 +228,7 @@ PetscErrorCode MatView_CSRK(Mat A, PetscViewer viewer)
     const char *what = mpi ? "diagonal blocks" : "structure";
     if (info.wait >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built yet: %s tried once %" PetscInt_FMT " products have run with AIJ's kernel (%" PetscInt_FMT " so far)\n", what, info.expected, info.wait, info.nbase));
     else if (info.nbuilds) PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: built, and found to give AIJ's own loop: AIJ's kernel for this nonzero pattern (-info tells why)\n", what));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built: AIJ's kernel, since nothing reads fewer bytes here%s\n", what, MatCSRKMachineGain(NULL, PETSC_FALSE, "") > 0 ? " and the machine file measured no rival faster" : " (no machine file: make tune measures the rivals of AIJ's kernel)"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k %s: not built: AIJ's kernel, since nothing reads fewer bytes here%s\n", what, MatCSRKMachineGain(NULL, PETSC_FALSE, "") > 0 ? " and the machine file measured no rival faster for a block like this (-info tells why)" : " (no machine file: make tune measures the rivals of AIJ's kernel)"));
     PetscCall(PetscViewerASCIIPrintf(viewer, "CSR-k set-up time %g s (the MatCSRKBuild event of -log_view), %" PetscInt_FMT " products with AIJ's kernel\n", info.build_time, info.nbase));
     PetscFunctionReturn(PETSC_SUCCESS);
   }

@@ -103,7 +103,8 @@ typedef struct {
    threads, and the expected cost of the build in AIJ products (the first entry's), which the products must pay for
    first: the products to wait for it */
 typedef struct {
-  const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1]; /* empty: nothing would beat AIJ's kernel, nothing is built */
+  const MatCSRKVariant *order[CSRK_MAX_VARIANTS + 1];  /* empty: nothing would beat AIJ's kernel, nothing is built */
+  const MatCSRKVariant *rivals[CSRK_MAX_VARIANTS + 1]; /* the rivals the machine file measured faster, in any numbering: the reordering's */
   PetscReal             cost;
   PetscInt              nthreads, wait;
   PetscBool             slices;      /* one thread in the natural order reads row patterns, for row slices only */
@@ -139,6 +140,7 @@ typedef struct {
   PetscInt              slicerows, noderows;    /* probed rows in runs of one pattern (where slices may be read), in row nodes */
   PetscInt              repeats;                /* probed rows of nodes that repeat an earlier node's values (where nodes are many) */
   PetscBool             inodes;                 /* AIJ's own kernel is its inode kernel */
+  PetscBool             measured;               /* the block is numbered as those the machine file measured (not at random) */
 } MatCSRKProbe;
 typedef enum { CSRK_EXPECT_NO, CSRK_EXPECT_RULE, CSRK_EXPECT_RIVAL } MatCSRKExpectRule;
 
@@ -243,7 +245,7 @@ PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscR
 /* the auto ordering's rule (MatCSRKAutoReorders()): a scrambled square block whose x exceeds the core's L2 cache, and
    fewer than half of whose nonzeros lie within the window of rows whose x fills a quarter of it (a mesh's own
    numbering keeps most of them there, a random one few) */
-PETSC_INTERN PetscBool MatCSRKAutoReorders(PetscInt, PetscInt, const PetscInt *, const PetscInt *, PetscReal *);
+PETSC_INTERN PetscBool MatCSRKAutoReorders(PetscInt, PetscInt, const PetscInt *, const PetscInt *, PetscReal *, PetscBool *);
 PETSC_INTERN PetscInt  MatCSRKMachineL2Rows(void);
 /* the bandwidth and the mean |i-j| of the nonzeros of an AIJ block */
 PETSC_INTERN void MatCSRKDistances(PetscInt, const PetscInt *, const PetscInt *, PetscInt, PetscInt *, PetscReal *);

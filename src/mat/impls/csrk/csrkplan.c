@@ -127,17 +127,18 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
 
 /*
   MatCSRKAutoReorders - the auto ordering's rule for a block of m x n with the CSR arrays (ai, aj), *meandist its mean
-  |i-j|: a reordering's two gathers of x and y pay only where the product misses the cache for x, which a mesh's own
+  |i-j|, *scattered whether most of them lie farther than m/16 from the diagonal, as in a random numbering (NULL: not
+  asked): a reordering's two gathers of x and y pay only where the product misses the cache for x, which a mesh's own
   numbering, even with a large mean |i-j|, mostly does not (docs/design.md, "Default ordering"). The rule reads runs
   of CSRK_AUTO_RUN consecutive rows every CSRK_AUTO_STRIDE rows, a 16th of them: a pass over all of them cost the
   set-up of a stencil's slices a third of its time, and every 16th row alone as much as a pass (a cache miss a row).
 */
 #define CSRK_AUTO_RUN    64
 #define CSRK_AUTO_STRIDE 1024
-PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist)
+PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist, PetscBool *scattered)
 {
   const PetscInt window = MatCSRKMachineL2Rows() / 4;
-  PetscInt64     sum = 0, cnt = 0, local = 0;
+  PetscInt64     sum = 0, cnt = 0, local = 0, far = 0;
 
   for (PetscInt r0 = 0; r0 < m; r0 += CSRK_AUTO_STRIDE) {
     for (PetscInt r = r0; r < PetscMin(r0 + CSRK_AUTO_RUN, m); r++) {
@@ -145,11 +146,13 @@ PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const 
         const PetscInt d = PetscAbsInt(r - aj[q]);
         sum += d;
         local += d <= window;
+        far += d > m / 16;
       }
       cnt += ai[r + 1] - ai[r];
     }
   }
   *meandist = (PetscReal)sum / (PetscReal)PetscMax(cnt, 1);
+  if (scattered) *scattered = (PetscBool)(2 * far > cnt);
   if (m != n || m < 2 || n <= MatCSRKMachineL2Rows() || !CSRK_AUTO_SCRAMBLED(*meandist, m)) return PETSC_FALSE;
   return (PetscBool)(2 * local < cnt);
 }
@@ -172,6 +175,8 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   const PetscInt  *ai, *aj, m = A->rmap->n;
   PetscScalar     *aa;
   PetscInt         n = 0, nr = 0;
+  PetscReal        dist;
+  PetscBool        scattered;
   MatCSRKProbe     probe = {0};
   struct {
     const MatCSRKVariant *v;
@@ -183,21 +188,20 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   ex->nthreads = MatCSRKKernelThreads(opt, ai[m]);
   ex->slices   = MatCSRKPlanSlicesOn(opt);
-  if (opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER) {
-    PetscReal dist;
-
-    ex->reorder = MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist);
-    if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
-  }
+  /* the sample of |i-j| tells the auto ordering's rule and, below, whether the block is of the kind the machine file measured */
+  ex->reorder = (PetscBool)(MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist, &scattered) && opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER);
+  if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
   if (opt->rowloop >= 0) { /* the entry asked for, alone */
     ex->order[0] = MatCSRKVariants[opt->rowloop];
     ex->cost     = ex->order[0]->cost;
+    if (ex->order[0]->rival) ex->rivals[0] = ex->order[0];
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (opt->setup == MAT_CSRK_SETUP_EAGER || ex->nthreads > 1 || (opt->ordering != MAT_CSRK_ORDERING_NATURAL && opt->ordering != MAT_CSRK_ORDERING_AUTO)) {
     for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
       ex->order[n++] = *v;
-      if (!(*v)->rival) ex->cost = PetscMax(ex->cost, (*v)->cost);
+      if ((*v)->rival) ex->rivals[nr++] = *v;
+      else ex->cost = PetscMax(ex->cost, (*v)->cost);
     }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -207,6 +211,10 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   probe.n      = A->cmap->n;
   probe.rows   = PetscMin(m, PetscMax(m / CSRK_PROBE_PARTS, CSRK_PROBE_MIN_ROWS));
   probe.inodes = CSRKAIJInodes(A);
+  /* tutorials/tune measured the rivals on blocks in a mesh's numbering: in one numbered at random the symmetric
+     half's writes to y scatter as far as the reads of x, beyond the window of rows that the auto ordering counts as
+     near (docs/design.md, "Set-up") */
+  probe.measured = (PetscBool)!(scattered && m > MatCSRKMachineL2Rows() / 4);
   if (ex->slices) probe.slicerows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_SLICE, PETSC_TRUE);
   if (on[MAT_CSRK_ROW_NODES]) probe.noderows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_NODE_MAX, PETSC_FALSE);
   if (on[MAT_CSRK_ROW_VALUES] && 2 * probe.noderows >= probe.rows) probe.repeats = CSRKProbeRepeats(ai, aj, aa, m, probe.rows);
@@ -224,9 +232,11 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
     for (PetscInt j = 0; j < nr; j++)
       if (rival[j].gain >= CSRK_MACHINE_GAIN && (b < 0 || rival[j].gain > rival[b].gain)) b = j;
     if (b < 0) break;
-    ex->order[n++] = rival[b].v;
-    rival[b].gain  = 0;
+    ex->rivals[i] = rival[b].v;
+    if (probe.measured) ex->order[n++] = rival[b].v;
+    rival[b].gain = 0;
   }
+  if (ex->rivals[0] && !probe.measured) PetscCall(PetscInfo(A, "Set-up: most nonzeros lie farther than m/16 from the diagonal (mean |i-j| %g for %" PetscInt_FMT " rows): the machine file measured the rivals of AIJ's kernel in a mesh's numbering, not one like this: AIJ's kernel for them\n", (double)dist, m));
   if (n) { /* the first entry's cost: measured on this machine, where the file has it */
     const PetscReal measured = MatCSRKMachineGain(ex->order[0]->rival ? ex->order[0]->rival : ex->order[0]->name, probe.inodes, ".cost");
     ex->cost                 = measured > 0 ? measured : ex->order[0]->cost;

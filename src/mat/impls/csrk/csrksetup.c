@@ -14,8 +14,8 @@
 */
 #include "csrkimpl.h"
 
-/* the auto ordering's reordering: the whole table but the rivals of AIJ's kernel that the natural order's
-   expectation left out (a block that RCM does not narrow stays in the natural order) */
+/* the auto ordering's reordering: the whole table but the rivals of AIJ's kernel that the machine file did not
+   measure faster (a block that RCM does not narrow stays in the natural order) */
 static void CSRKSetUpReorder(const MatCSRKBudget *b, MatCSRKExpect *ex)
 {
   PetscInt n = 0;
@@ -23,7 +23,7 @@ static void CSRKSetUpReorder(const MatCSRKBudget *b, MatCSRKExpect *ex)
   *ex = b->ex;
   for (const MatCSRKVariant *const *v = MatCSRKVariants; *v; v++) {
     PetscBool keep = (PetscBool)!(*v)->rival;
-    for (const MatCSRKVariant *const *w = b->ex.order; *w && !keep; w++) keep = (PetscBool)(*w == *v);
+    for (const MatCSRKVariant *const *w = b->ex.rivals; *w && !keep; w++) keep = (PetscBool)(*w == *v);
     if (keep) ex->order[n++] = *v;
   }
   ex->order[n] = NULL;

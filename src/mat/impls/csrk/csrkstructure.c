@@ -229,7 +229,7 @@ static PetscErrorCode CSRKChooseOrdering(Mat A, MatCSRKStructure *st, const Pets
     st->ordering = MAT_CSRK_ORDERING_NATURAL;
   }
   if (st->ordering == MAT_CSRK_ORDERING_AUTO) {
-    st->ordering = MatCSRKAutoReorders(m, st->n, ai, aj, autodist) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
+    st->ordering = MatCSRKAutoReorders(m, st->n, ai, aj, autodist, NULL) ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
     *autorcm = (PetscBool)(st->ordering == MAT_CSRK_ORDERING_RCM);
     PetscCall(PetscInfo(A, "Mean |i-j| of the nonzeros %g for %" PetscInt_FMT " rows: ordering %s\n", (double)*autodist, m, MatCSRKOrderings[st->ordering]));
   }
@@ -538,16 +538,19 @@ PetscErrorCode MatCSRKStructureRefreshValues(Mat A, const MatCSRKExpect *ex, Mat
   const MatCSRKVariant *const *v     = ex->order;
 
   PetscFunctionBegin;
-  if (s->shared) PetscCall(MatCSRKStructureAttach(A, s));
-  else PetscCall(CSRKGatherValues(A, s));
-  if (built->refresh) PetscCall(built->refresh(s));
-  if (s->shared && s->variant != built) {
+  /* the structure's own file first, then the value copy, whose threads' rows come from the product's file */
+  if (s->shared) {
+    PetscCall(MatCSRKStructureAttach(A, s));
+    if (built->refresh) PetscCall(built->refresh(s));
     while (*v && *v != s->variant) v++;
-    if (!*v) {
+    if (s->variant != built && !*v) {
       PetscCall(PetscInfo(A, "Set-up: with the new values the %s loop fell back to the %s loop, which the plan does not build here: AIJ's kernel for this pattern\n", built->name, s->variant->name));
       PetscCall(MatCSRKStructureDestroy(st));
     }
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(CSRKGatherValues(A, s));
+  if (built->refresh) PetscCall(built->refresh(s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
