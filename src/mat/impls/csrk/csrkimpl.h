@@ -140,7 +140,6 @@ typedef struct {
   PetscInt              slicerows, noderows;    /* probed rows in runs of one pattern (where slices may be read), in row nodes */
   PetscInt              repeats;                /* probed rows of nodes that repeat an earlier node's values (where nodes are many) */
   PetscBool             inodes;                 /* AIJ's own kernel is its inode kernel */
-  PetscBool             measured;               /* the block is numbered as those the machine file measured (not at random) */
 } MatCSRKProbe;
 typedef enum { CSRK_EXPECT_NO, CSRK_EXPECT_RULE, CSRK_EXPECT_RIVAL } MatCSRKExpectRule;
 

@@ -137,7 +137,7 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
 #define CSRK_AUTO_STRIDE 1024
 PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist, PetscBool *scattered)
 {
-  const PetscInt window = MatCSRKMachineL2Rows() / 4;
+  const PetscInt window = MatCSRKMachineL2Rows() / 4, near = m / 16;
   PetscInt64     sum = 0, cnt = 0, local = 0, far = 0;
 
   for (PetscInt r0 = 0; r0 < m; r0 += CSRK_AUTO_STRIDE) {
@@ -146,7 +146,7 @@ PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const 
         const PetscInt d = PetscAbsInt(r - aj[q]);
         sum += d;
         local += d <= window;
-        far += d > m / 16;
+        far += d > near;
       }
       cnt += ai[r + 1] - ai[r];
     }
@@ -176,7 +176,7 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   PetscScalar     *aa;
   PetscInt         n = 0, nr = 0;
   PetscReal        dist;
-  PetscBool        scattered;
+  PetscBool        scattered, measured;
   MatCSRKProbe     probe = {0};
   struct {
     const MatCSRKVariant *v;
@@ -214,7 +214,7 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   /* tutorials/tune measured the rivals on blocks in a mesh's numbering: in one numbered at random the symmetric
      half's writes to y scatter as far as the reads of x, beyond the window of rows that the auto ordering counts as
      near (docs/design.md, "Set-up") */
-  probe.measured = (PetscBool)!(scattered && m > MatCSRKMachineL2Rows() / 4);
+  measured = (PetscBool)!(scattered && m > MatCSRKMachineL2Rows() / 4);
   if (ex->slices) probe.slicerows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_SLICE, PETSC_TRUE);
   if (on[MAT_CSRK_ROW_NODES]) probe.noderows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_NODE_MAX, PETSC_FALSE);
   if (on[MAT_CSRK_ROW_VALUES] && 2 * probe.noderows >= probe.rows) probe.repeats = CSRKProbeRepeats(ai, aj, aa, m, probe.rows);
@@ -233,10 +233,10 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
       if (rival[j].gain >= CSRK_MACHINE_GAIN && (b < 0 || rival[j].gain > rival[b].gain)) b = j;
     if (b < 0) break;
     ex->rivals[i] = rival[b].v;
-    if (probe.measured) ex->order[n++] = rival[b].v;
+    if (measured) ex->order[n++] = rival[b].v;
     rival[b].gain = 0;
   }
-  if (ex->rivals[0] && !probe.measured) PetscCall(PetscInfo(A, "Set-up: most nonzeros lie farther than m/16 from the diagonal (mean |i-j| %g for %" PetscInt_FMT " rows): the machine file measured the rivals of AIJ's kernel in a mesh's numbering, not one like this: AIJ's kernel for them\n", (double)dist, m));
+  if (ex->rivals[0] && !measured) PetscCall(PetscInfo(A, "Set-up: most nonzeros lie farther than m/16 from the diagonal (mean |i-j| %g for %" PetscInt_FMT " rows): the machine file measured the rivals of AIJ's kernel in a mesh's numbering, not one like this: AIJ's kernel for them\n", (double)dist, m));
   if (n) { /* the first entry's cost: measured on this machine, where the file has it */
     const PetscReal measured = MatCSRKMachineGain(ex->order[0]->rival ? ex->order[0]->rival : ex->order[0]->name, probe.inodes, ".cost");
     ex->cost                 = measured > 0 ? measured : ex->order[0]->cost;
