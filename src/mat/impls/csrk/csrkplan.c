@@ -175,8 +175,8 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   const PetscInt  *ai, *aj, m = A->rmap->n;
   PetscScalar     *aa;
   PetscInt         n = 0, nr = 0;
-  PetscReal        dist;
-  PetscBool        scattered, measured;
+  PetscReal        dist      = 0;
+  PetscBool        scattered = PETSC_FALSE, meshlike;
   MatCSRKProbe     probe = {0};
   struct {
     const MatCSRKVariant *v;
@@ -188,8 +188,9 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, NULL));
   ex->nthreads = MatCSRKKernelThreads(opt, ai[m]);
   ex->slices   = MatCSRKPlanSlicesOn(opt);
-  /* the sample of |i-j| tells the auto ordering's rule and, below, whether the block is of the kind the machine file measured */
-  ex->reorder = (PetscBool)(MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist, &scattered) && opt->ordering == MAT_CSRK_ORDERING_AUTO && opt->setup != MAT_CSRK_SETUP_EAGER);
+  /* the sample of |i-j| tells the auto ordering's rule and, below, whether the block is numbered as the machine file's
+     matrices were: both only under the budget (eager set-up builds in the order asked for, with every entry) */
+  if (opt->setup != MAT_CSRK_SETUP_EAGER) ex->reorder = (PetscBool)(MatCSRKAutoReorders(m, A->cmap->n, ai, aj, &dist, &scattered) && opt->ordering == MAT_CSRK_ORDERING_AUTO);
   if (ex->reorder) PetscCall(PetscInfo(A, "Set-up: mean |i-j| %g for %" PetscInt_FMT " rows, x beyond the L2 cache: a reordering to come\n", (double)dist, m));
   if (opt->rowloop >= 0) { /* the entry asked for, alone */
     ex->order[0] = MatCSRKVariants[opt->rowloop];
@@ -214,7 +215,7 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
   /* tutorials/tune measured the rivals on blocks in a mesh's numbering: in one numbered at random the symmetric
      half's writes to y scatter as far as the reads of x, beyond the window of rows that the auto ordering counts as
      near (docs/design.md, "Set-up") */
-  measured = (PetscBool)!(scattered && m > MatCSRKMachineL2Rows() / 4);
+  meshlike = (PetscBool)!(scattered && m > MatCSRKMachineL2Rows() / 4);
   if (ex->slices) probe.slicerows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_SLICE, PETSC_TRUE);
   if (on[MAT_CSRK_ROW_NODES]) probe.noderows = CSRKProbeRuns(ai, aj, m, probe.rows, CSRK_NODE_MAX, PETSC_FALSE);
   if (on[MAT_CSRK_ROW_VALUES] && 2 * probe.noderows >= probe.rows) probe.repeats = CSRKProbeRepeats(ai, aj, aa, m, probe.rows);
@@ -233,10 +234,10 @@ static PetscErrorCode CSRKExpectEntries(Mat A, const MatCSRKOptions *opt, MatCSR
       if (rival[j].gain >= CSRK_MACHINE_GAIN && (b < 0 || rival[j].gain > rival[b].gain)) b = j;
     if (b < 0) break;
     ex->rivals[i] = rival[b].v;
-    if (measured) ex->order[n++] = rival[b].v;
+    if (meshlike) ex->order[n++] = rival[b].v;
     rival[b].gain = 0;
   }
-  if (ex->rivals[0] && !measured) PetscCall(PetscInfo(A, "Set-up: most nonzeros lie farther than m/16 from the diagonal (mean |i-j| %g for %" PetscInt_FMT " rows): the machine file measured the rivals of AIJ's kernel in a mesh's numbering, not one like this: AIJ's kernel for them\n", (double)dist, m));
+  if (ex->rivals[0] && !meshlike) PetscCall(PetscInfo(A, "Set-up: most nonzeros lie farther than m/16 from the diagonal (mean |i-j| %g for %" PetscInt_FMT " rows): the machine file measured the rivals of AIJ's kernel in a mesh's numbering, not one like this: AIJ's kernel for them\n", (double)dist, m));
   if (n) { /* the first entry's cost: measured on this machine, where the file has it */
     const PetscReal measured = MatCSRKMachineGain(ex->order[0]->rival ? ex->order[0]->rival : ex->order[0]->name, probe.inodes, ".cost");
     ex->cost                 = measured > 0 ? measured : ex->order[0]->cost;
