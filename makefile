@@ -63,7 +63,7 @@ NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH   ?= 90
 MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
 NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
-CUDA_SRC    := $(addprefix src/mat/impls/csrk/cuda/,csrkcudaplan.cu csrkcudakernels.cu csrkcudasliced.cu csrkcudamerge.cu csrkcudablock.cu csrkcudahalo.cu)
+CUDA_SRC    := $(addprefix src/mat/impls/csrk/cuda/,csrkcudaplan.cu csrkcudakernels.cu csrkcudasliced.cu csrkcudamerge.cu csrkcudablock.cu csrkcudahalo.cu csrkcudareorder.cu)
 CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c src/mat/impls/csrk/cuda/csrkcudampi.c
 ifeq ($(CSRK_CUDA),1)
   EXTRA_CFLAGS += -DCSRK_HAVE_CUDA

@@ -108,6 +108,10 @@ case " $phases " in *" test "* | *" test-kernels "*)
       run "parity permuted lap3d7 k=$k $kern" 1 "$build/tests/parity" -problem lap3d7 -n 20 -permute 1 $o
       run "parity randrect k=$k $kern" 1 "$build/tests/parity" -problem randrect -n 2000 $o
       run "parity powerlaw k=$k $kern" 1 "$build/tests/parity" -problem powerlaw -n 5000 $o
+      # the layout in an RCM order found on the device (x permuted in, y out): a renumbered mesh, bs-3 rows, random rows
+      run "parity RCM on the device, fem3d renumbered k=$k $kern" 1 "$build/tests/parity" -problem fem3d -n 20 -permute 1 -mat_csrk_ordering rcm $o
+      [ $k = 3 ] && run "parity RCM on the device, femelast3d renumbered $kern" 1 "$build/tests/parity" -problem femelast3d -n 10 -permute 1 -mat_csrk_ordering rcm $o
+      [ $k = 3 ] && run "parity RCM on the device, random $kern" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_ordering rcm $o
       # the stream kernel holds a block's nonzeros in shared memory: forced on the arrow (a row of 46,500 entries)
       # it must refuse with a PETSc error
       [ $k = 3 ] && for f in "$m"/*.mtx "$m"/*.mtx.gz; do
@@ -172,8 +176,31 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run "state csrkcuda block" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_cuda_kernel block
   run "state csrkcuda block femelast3d" 1 "$build/tests/state" -ctype csrkcuda -problem femelast3d -n 16
   run "ksp csrkcuda block" 1 "$build/tests/ksp" -ctype csrkcuda -problem elasticity3d -n 12 -pcs jacobi,default -mat_csrk_cuda_kernel block
-  # forced host orderings: the device keeps the user's ordering
-  run "parity csrkcuda, -mat_csrk_ordering rcm" 1 "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda
+  # forced orderings: the device's RCM (levels from a seed per 16,384 rows; restarts in components not reached: the
+  # shared matrices with many components; a block beyond the level cap keeps the user's ordering), the products
+  # still in the user's ordering
+  run_info "parity csrkcuda, -mat_csrk_ordering rcm: on the device" "RCM order of 64000 rows found on the device" "$build/tests/parity" -problem lap3d7 -n 40 -permute 2 -mat_csrk_ordering rcm -ctype csrkcuda
+  run_info "parity csrkcuda, -mat_csrk_ordering bandk: the device's RCM" "RCM order of" "$build/tests/parity" -problem fem3d -n 24 -permute 2 -mat_csrk_ordering bandk -ctype csrkcuda
+  for f in "$m"/*.mtx "$m"/*.mtx.gz; do
+    [ -e "$f" ] || continue
+    run "parity RCM on the device $(basename "$f")" 1 "$build/tests/parity" -f "$f" -ctype csrkcuda -mat_csrk_ordering rcm
+  done
+  awk 'BEGIN { n = 100000; print "%%MatrixMarket matrix coordinate real general"; print n, n, 3 * n - 2; for (i = 1; i <= n; i++) { if (i > 1) print i, i - 1, -1; print i, i, 2.5; if (i < n) print i, i + 1, -1 } }' >"$out/chain.mtx"
+  run_info "RCM on the device given up beyond the level cap (a chain of 100,000 rows)" "no RCM order within 1024 levels" "$build/tests/parity" -f "$out/chain.mtx" -ctype csrkcuda -mat_csrk_ordering rcm
+  # the auto ordering: a renumbered mesh that fills the device (most nonzeros farther than m/16 from the diagonal) in
+  # RCM order, at the first product under eager set-up; its natural numbering and a small renumbered block not
+  run_info "auto ordering on the device: renumbered fem3d" "RCM order of 373248 rows found on the device" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
+  run_info "auto ordering on the device: renumbered femelast3d" "RCM order of" "$build/tests/parity" -problem femelast3d -n 48 -permute 1 -ctype csrkcuda
+  run_info "auto ordering on the device: fem3d in its own numbering stays" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -ctype csrkcuda
+  if grep -q "RCM order of" "$out/run-info.log"; then fail=$((fail + 1)); echo "FAIL auto ordering reordered fem3d in its own numbering"; else pass=$((pass + 1)); echo "ok   auto ordering: no RCM on fem3d in its own numbering"; fi
+  # with the set-up's budget, the RCM copy only after the products that pay for it
+  run_info "auto ordering on the device waits under the budget" "in RCM order after 160 products" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda -mat_csrk_setup budget
+  if grep -q "RCM order of" "$out/run-info.log"; then fail=$((fail + 1)); echo "FAIL the RCM copy was made before its wait"; else pass=$((pass + 1)); echo "ok   no RCM copy before its wait"; fi
+  run "ksp csrkcuda RCM after its wait" 1 "$build/tests/ksp" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -pcs jacobi -mat_csrk_setup budget
+  run "state csrkcuda RCM on the device" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering rcm
+  for kern in sliced block vector; do
+    run "state csrkcuda RCM on the device, $kern" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_ordering rcm -mat_csrk_cuda_kernel $kern
+  done
   # the GPU type's host fallback: host vectors (parity's vectors are otherwise the tested type's, device vectors)
   run "parity csrkcuda, host vectors" 1 "$build/tests/parity" -problem lap3d27 -n 20 -ctype csrkcuda -ref_vectors
   run "parity csrkcuda one rank" 1 "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3
@@ -218,6 +245,7 @@ case " $phases " in *" test "* | *" test-mpi "*)
     for pr in "fem3d -n 24" "femelast3d -n 12" "fem3d -n 24 -permute 1" "femelast3d -n 12 -permute 1"; do
       run "parity csrkcuda MPI $pr" "$np" "$build/tests/parity" -problem $pr -ctype csrkcuda
     done
+    run "parity csrkcuda MPI, RCM on the device" "$np" "$build/tests/parity" -problem fem3d -n 24 -permute 1 -ctype csrkcuda -mat_csrk_ordering rcm
     run "parity csrkcuda MPI, VecScatter halo" "$np" "$build/tests/parity" -problem lap3d7 -n 20 -ctype csrkcuda -kmin 2 -kmax 3 -mat_csrk_cuda_halo_pinned 0
     # the block kernel on each rank's diagonal block (elasticity renumbered vertex by vertex), forced and by auto
     pb="-problem elasticity3d -n 12 -permute 1 -permute_bs 3"

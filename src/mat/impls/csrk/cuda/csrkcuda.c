@@ -65,8 +65,9 @@ static PetscErrorCode MatSeqCSRKCUDACopyToGPU(Mat A, CSRKDevice **dev)
   if (A->offloadmask != PETSC_OFFLOAD_BOTH) {
     PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
     if (A->offloadmask == PETSC_OFFLOAD_UNALLOCATED) {
-      PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, &c->dev));
+      PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, PETSC_FALSE, &c->dev));
       c->nsetups++;
+      c->nproducts = 0;
       c->nzstate = A->nonzerostate;
       c->opt     = sp->opt;
     } else {
@@ -77,6 +78,22 @@ static PetscErrorCode MatSeqCSRKCUDACopyToGPU(Mat A, CSRKDevice **dev)
     c->state       = state;
     A->offloadmask = PETSC_OFFLOAD_BOTH;
   }
+  *dev = c->dev;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The device copy made again in RCM order once the products the auto ordering's rule waited for have run (a count,
+   so that every run changes order at the same product); the host arrays hold the values of the copy it replaces */
+static PetscErrorCode MatSeqCSRKCUDAReorder(Mat A, CSRKDevice **dev)
+{
+  Mat_SeqCSRK     *sp = (Mat_SeqCSRK *)A->spptr;
+  Mat_SeqCSRKCUDA *c  = MatSeqCSRKCUDAGetData(A);
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
+  PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, PETSC_TRUE, &c->dev));
+  PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
+  c->nsetups++;
   *dev = c->dev;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -99,6 +116,7 @@ static PetscErrorCode MatSeqCSRKCUDAPrepareInput(Mat A, Vec xx)
    with the host views of the inputs */
 static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx, Vec yy, Vec zz)
 {
+  Mat_SeqCSRKCUDA      *c = MatSeqCSRKCUDAGetData(A);
   CSRKDevice           *d = NULL;
   const PetscScalar    *x, *y = NULL, *xd;
   PetscScalar          *z;
@@ -120,6 +138,7 @@ static PetscErrorCode MatProduct_SeqCSRKCUDA(Mat A, PetscBool transpose, Vec xx,
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
+  if (d->rcmwait && ++c->nproducts == d->rcmwait) PetscCall(MatSeqCSRKCUDAReorder(A, &d));
   if (transpose && !d->t) PetscCall(MatCSRKCUDADeviceBuildTranspose(A, d));
   PetscCall(VecGetArrayReadAndMemType(xx, &x, &xmt));
   xd = x;
@@ -307,7 +326,7 @@ static PetscErrorCode MatCSRKGetInfo_SeqCSRKCUDA(Mat A, MatCSRKInfo *info)
   PetscCall(PetscMemzero(info, sizeof(*info)));
   if (A->assembled) PetscCall(MatSeqCSRKCUDACopyToGPU(A, &d));
   info->k           = ((Mat_SeqCSRK *)A->spptr)->opt.k;
-  info->ordering    = MAT_CSRK_ORDERING_NATURAL;
+  info->ordering    = d && d->perm ? MAT_CSRK_ORDERING_RCM : MAT_CSRK_ORDERING_NATURAL;
   info->index_bytes = d && d->npat ? 0 : 4;
   if (d) {
     info->sr_size   = d->sr;

@@ -23,6 +23,12 @@ typedef struct _n_CSRKDevice {
   PetscInt     npat;                     /* distinct rows of the row patterns the sliced kernel reads (0: none) */
   struct _n_CSRKDevice *t;               /* MatMultTranspose: the transpose S^T as a matrix of its own, built at the first use; */
   CSRKIdx     *tmap;                     /* entry q of S^T is entry tmap[q] of S, for value refreshes */
+  CSRKIdx     *perm;                     /* RCM order (csrkcudareorder.cu): row i of the layout is row perm[i] of the block
+                                            (NULL: the user's ordering) */
+  CSRKIdx     *prow, *pstart;            /* the layout's row pointers, and where each of its rows starts in the block's */
+  PetscScalar *xp, *yp;                  /* x in the layout's order, and y before it goes back to the user's */
+  PetscInt     nlevels;                  /* levels of the RCM order */
+  PetscInt     rcmwait;                  /* products after which the auto ordering makes the copy again in RCM order (0: none) */
   PetscScalar *ywork;                    /* scratch: staged host inputs */
   PetscInt     nywork;
   size_t       bytes;                    /* device memory held */
@@ -45,6 +51,7 @@ typedef struct {
   PetscObjectState state;       /* object state of the values on the device */
   MatCSRKOptions   opt;         /* options the layout was built with */
   PetscInt         nsetups, nrefresh;
+  PetscInt         nproducts;   /* device products since the set-up, for the RCM order the auto ordering waits with */
   PetscErrorCode (*hostinfo)(Mat, MatCSRKInfo *); /* MatCSRKGetInfo() of MATSEQCSRK, for the matrix bound to the CPU */
 } Mat_SeqCSRKCUDA;
 
@@ -63,7 +70,7 @@ typedef struct {
 PETSC_INTERN PetscErrorCode MatCSRKCUDAResizeSpptr(Mat, size_t, size_t);
 
 /* the device copy through its plan (csrkcudaplan.cu): set-up, value refresh, products, diagonal, view */
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, CSRKDevice **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, PetscBool, CSRKDevice **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceRefresh(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);
@@ -104,6 +111,9 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const P
   #define CSRK_GPU_SLICED_MAX_CV   0.3
   #define CSRK_GPU_MIN_ROWS_PER_SM 2048
   #define CSRK_MERGE_MIN_CV        1.0
+/* The expected cost of the RCM order on the device (csrkcudareorder.cu), in products of the block in a random
+   numbering, which the auto ordering waits to have run within the set-up's budget (docs/tuning.md) */
+  #define CSRK_GPU_RCM_PRODUCTS 8.0
 
 /* What the plan's choice reads besides the row statistics kept in the device copy (mean, var, maxlen, nonzerorows) */
 typedef struct {
@@ -150,6 +160,14 @@ PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOp
 /* the row kernels' set-up that the stored transpose shares and the diagonal of CSR arrays (csrkcudakernels.cu); values
    times a (csrkcudaplan.cu) */
 PETSC_INTERN PetscErrorCode CSRKRowsBuild(CSRKDevice *, PetscInt, PetscBool, size_t, size_t *, cudaStream_t);
+
+/* the RCM order on the device (csrkcudareorder.cu): the rule, the layout's arrays, the product's way in and out */
+PETSC_INTERN PetscErrorCode CSRKReorderWhen(Mat, const CSRKDevice *, const MatCSRKOptions *, PetscInt *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKReorderBuild(Mat, CSRKDevice *, PetscBool *, size_t *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKReorderArrays(const CSRKDevice *, const CSRKIdx *, const PetscScalar *, CSRKIdx *, PetscScalar *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKReorderIn(const CSRKDevice *, const PetscScalar *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKReorderOut(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKReorderFree(CSRKDevice *);
 
 PETSC_INTERN PetscErrorCode CSRKScaleValues(PetscScalar *, PetscInt64, PetscScalar, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKDiagonalCSR(CSRKDevice *, PetscBool, PetscScalar, PetscScalar *, cudaStream_t);

@@ -138,19 +138,30 @@ static PetscErrorCode CSRKUploadIdx(CSRKIdx *dst, const PetscInt *src, PetscInt6
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* what aijcusparse uploads: those of the AIJ arrays of A (row pointers, columns, values) given a device array */
+/* what aijcusparse uploads: those of the AIJ arrays of A (row pointers, columns, values) given a device array; in the
+   layout's order where the copy is in RCM order */
 static PetscErrorCode CSRKUpload(Mat A, const CSRKDevice *d, CSRKIdx *rowptr, CSRKIdx *colidx, PetscScalar *val, cudaStream_t stream)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
   PetscMemType    mt;
+  CSRKIdx        *ucol = colidx;
+  PetscScalar    *uval = val;
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
-  if (rowptr) PetscCall(CSRKUploadIdx(rowptr, ai, (PetscInt64)d->m + 1, stream));
-  if (colidx) PetscCall(CSRKUploadIdx(colidx, aj, d->nnz, stream));
-  if (val && d->nnz) PetscCallCUDA(cudaMemcpyAsync(val, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
-  PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * ((rowptr ? d->m + 1.0 : 0.0) + (colidx ? d->nnz : 0.0)) + (val ? sizeof(PetscScalar) * (PetscLogDouble)d->nnz : 0.0)));
+  if (d->perm && colidx) PetscCall(CSRKScratch(&ucol, d->nnz, stream));
+  if (d->perm && val) PetscCall(CSRKScratch(&uval, d->nnz, stream));
+  if (rowptr && d->perm) PetscCallCUDA(cudaMemcpyAsync(rowptr, d->prow, sizeof(CSRKIdx) * ((size_t)d->m + 1), cudaMemcpyDeviceToDevice, stream));
+  else if (rowptr) PetscCall(CSRKUploadIdx(rowptr, ai, (PetscInt64)d->m + 1, stream));
+  if (colidx) PetscCall(CSRKUploadIdx(ucol, aj, d->nnz, stream));
+  if (val && d->nnz) PetscCallCUDA(cudaMemcpyAsync(uval, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
+  PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * ((rowptr && !d->perm ? d->m + 1.0 : 0.0) + (colidx ? d->nnz : 0.0)) + (val ? sizeof(PetscScalar) * (PetscLogDouble)d->nnz : 0.0)));
+  if (d->perm && (colidx || val)) {
+    PetscCall(CSRKReorderArrays(d, ucol, uval, colidx, val, stream));
+    if (ucol != colidx) CSRKScratchFree(ucol, stream);
+    if (uval != val) CSRKScratchFree(uval, stream);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -258,8 +269,9 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
 }
 
 /* MatCSRKCUDADeviceSetUp - the device layout of the SeqAIJ (sub)matrix A: its AIJ arrays uploaded, the rest built
-   on the device */
-PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevice **dev)
+   on the device; in RCM order where the ordering's rule says so now, or asked (rcm: the products the rule waited for
+   have run) */
+PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, PetscBool rcm, CSRKDevice **dev)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
@@ -268,6 +280,8 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   CSRKRowStats    rs;
   cudaStream_t    stream;
   size_t          bytes = 0;
+  PetscInt        wait  = rcm ? 0 : -1;
+  PetscBool       done;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
@@ -283,6 +297,9 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   PetscCall(CSRKMalloc(&d->colidx, d->nnz, &bytes));
   PetscCall(CSRKMalloc(&d->val, d->nnz, &bytes));
   PetscCall(CSRKUpload(A, d, d->rowptr, d->colidx, d->val, stream));
+  if (!rcm) PetscCall(CSRKReorderWhen(A, d, opt, &wait, stream));
+  if (!wait) PetscCall(CSRKReorderBuild(A, d, &done, &bytes, stream));
+  else if (wait > 0) d->rcmwait = wait;
   PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
   PetscCall(CSRKPlanChoose(A, d, opt, &rs, &bytes, stream));
   d->bytes = bytes;
@@ -399,7 +416,10 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
 /* MatCSRKCUDADeviceView - a phrase for the view and -info: what the layout of d holds */
 void MatCSRKCUDADeviceView(const CSRKDevice *d, char *buf, size_t len)
 {
-  (*d->plan->view)(d, buf, len);
+  size_t n = 0;
+
+  if (d->perm) n = (size_t)PetscMax(0, snprintf(buf, len, "rows in an RCM order found on the device (%" PetscInt_FMT " levels), x permuted in and y out; ", d->nlevels));
+  if (n < len) (*d->plan->view)(d, buf + n, len - n);
 }
 
 /* MatCSRKCUDADeviceMult - y = op(A) x (+ z), all device pointers; A^T with the stored transpose */
@@ -411,7 +431,11 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, PetscBool transpose, const P
   PetscFunctionBegin;
   PetscCheck(s, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The stored transpose was not built");
   PetscCall(CSRKGetStream(&stream));
-  PetscCall((*s->plan->mult)(s, x, z, y, stream));
+  if (d->perm) {
+    PetscCall(CSRKReorderIn(d, x, stream));
+    PetscCall((*s->plan->mult)(s, d->xp, NULL, d->yp, stream));
+    PetscCall(CSRKReorderOut(d, d->yp, z, y, stream));
+  } else PetscCall((*s->plan->mult)(s, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -424,7 +448,10 @@ PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *d, PetscBool shift, PetscSc
   PetscFunctionBegin;
   if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  PetscCall((*d->plan->diagonal)(d, shift, a, v, stream));
+  if (d->perm && !shift) {
+    PetscCall((*d->plan->diagonal)(d, shift, a, d->yp, stream));
+    PetscCall(CSRKReorderOut(d, d->yp, NULL, v, stream));
+  } else PetscCall((*d->plan->diagonal)(d, shift, a, v, stream));
   if (shift && d->t && d->t->m) PetscCall(CSRKDiagonalCSR(d->t, PETSC_TRUE, a, NULL, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -506,6 +533,7 @@ PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **dev)
   CSRKCudaFree(d->val);
   CSRKCudaFree(d->ywork);
   CSRKCudaFree(d->tmap);
+  PetscCall(CSRKReorderFree(d));
   PetscCall(MatCSRKCUDADeviceDestroy(&d->t));
   PetscCall(PetscFree(*dev));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -1,0 +1,393 @@
+/*
+   The device copy in RCM order (csrkcudaplan.cu runs it before the plan chooses its kernel): where a block's numbering
+   scatters the gathers of x over the whole vector (a random numbering), every kernel is bound by those gathers; in an
+   order that keeps a row's neighbours near it the same kernels run at the rate of a mesh's own numbering. The order is
+   found on the device: breadth-first levels grown from one seed per CSRK_RCM_ROWS_PER_SEED rows (so that a block of a
+   million rows needs some tens of levels, each a few small kernels), each level listed in the Cuthill-McKee way (the
+   children of a vertex together, in the order of its parent's position, claimed with an integer atomicMin, so that the
+   order is the same every run), and reversed. The rows of the layout are then rows perm[] of the block, its columns
+   renumbered; a product gathers x into that order and scatters y back, and a value refresh moves each row's values
+   into their row of the layout (the entries of a row keep their order).
+*/
+#include "../csrkimpl.h"
+#include "csrkcuda.h"
+#include "csrkcudautil.cuh"
+
+/* one seed per this many rows; levels queued between two looks from the host; the most levels (restarts in other
+   components included) before the order is given up */
+#define CSRK_RCM_ROWS_PER_SEED 16384
+#define CSRK_RCM_SYNC_LEVELS   8
+#define CSRK_RCM_MAX_LEVELS    1024
+#define CSRK_RCM_THREADS       256
+#define CSRK_RCM_SCAN_THREADS  1024
+#define CSRK_RCM_NONE          0x7f7f7f7f /* a vertex not yet reached (the byte 0x7f in every byte, set with a memset) */
+
+typedef struct {
+  int needseed, seed;
+} CSRKRcmState;
+
+struct CSRKMinOp {
+  __device__ int operator()(int a, int b) const { return a < b ? a : b; }
+};
+
+/* nonzeros farther than `near` from the diagonal */
+__global__ void CSRKFarCountKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, PetscInt64 near, CSRKULL *far)
+{
+  typedef cub::BlockReduce<CSRKULL, CSRK_RCM_THREADS> Reduce;
+  __shared__ typename Reduce::TempStorage tmp;
+  for (PetscInt64 base = blockIdx.x * (PetscInt64)CSRK_RCM_THREADS; base < m; base += (PetscInt64)CSRK_RCM_THREADS * gridDim.x) {
+    const PetscInt64 r = base + threadIdx.x;
+    CSRKULL          n = 0;
+    if (r < m)
+      for (CSRKIdx q = rowptr[r]; q < rowptr[r + 1]; q++) n += (PetscInt64)llabs((long long)colidx[q] - r) > near;
+    n = Reduce(tmp).Sum(n);
+    if (!threadIdx.x && n) atomicAdd(far, n);
+    __syncthreads();
+  }
+}
+
+/* level 0: the seeds, rows s m / nseeds in order */
+__global__ void CSRKRcmSeedsKernel(PetscInt64 m, int nseeds, CSRKIdx *__restrict__ order, int *__restrict__ claim, int *__restrict__ lev, CSRKRcmState *st)
+{
+  CSRK_GRIDSTRIDE(s, nseeds)
+  {
+    const CSRKIdx v = (CSRKIdx)(s * m / nseeds);
+    order[s]        = v;
+    claim[v]        = -1;
+    if (!s) {
+      lev[0]       = 0;
+      lev[1]       = nseeds;
+      st->needseed = 0;
+    }
+  }
+}
+
+/* each unreached neighbour of the level's vertices claimed by the first position among them */
+__global__ void CSRKRcmClaimKernel(int l, const int *__restrict__ lev, const CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int *claim)
+{
+  const int lo = lev[l], hi = lev[l + 1];
+  for (int p = lo + blockIdx.x * CSRK_RCM_THREADS + threadIdx.x; p < hi; p += CSRK_RCM_THREADS * gridDim.x) {
+    const CSRKIdx v = order[p];
+    for (CSRKIdx q = rowptr[v]; q < rowptr[v + 1]; q++) {
+      const CSRKIdx u = colidx[q];
+      if (claim[u] > p) atomicMin(&claim[u], p);
+    }
+  }
+}
+
+/* the children of each position of the level (cnt) and of each chunk of CSRK_RCM_THREADS positions (csum) */
+__global__ void CSRKRcmCountKernel(int l, const int *__restrict__ lev, const CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const int *__restrict__ claim, int *__restrict__ cnt, int *__restrict__ csum)
+{
+  typedef cub::BlockReduce<int, CSRK_RCM_THREADS> Reduce;
+  __shared__ typename Reduce::TempStorage tmp;
+  const int                               lo = lev[l], hi = lev[l + 1];
+  for (int c0 = lo + blockIdx.x * CSRK_RCM_THREADS; c0 < hi; c0 += CSRK_RCM_THREADS * gridDim.x) {
+    const int p = c0 + threadIdx.x;
+    int       n = 0;
+    if (p < hi) {
+      const CSRKIdx v = order[p];
+      for (CSRKIdx q = rowptr[v]; q < rowptr[v + 1]; q++) n += claim[colidx[q]] == p;
+      cnt[p - lo] = n;
+    }
+    n = Reduce(tmp).Sum(n);
+    if (!threadIdx.x) csum[(c0 - lo) / CSRK_RCM_THREADS] = n;
+    __syncthreads();
+  }
+}
+
+/* one block: the chunks' offsets (exclusive sums of csum), the next level's end, and whether the next level restarts
+   from a seed in a component not reached */
+__global__ void CSRKRcmScanKernel(int l, PetscInt64 m, int *__restrict__ lev, int *__restrict__ csum, CSRKRcmState *st)
+{
+  typedef cub::BlockScan<int, CSRK_RCM_SCAN_THREADS> Scan;
+  __shared__ typename Scan::TempStorage tmp;
+  __shared__ int                        carry;
+  const int                             lo = lev[l], hi = lev[l + 1], nc = (hi - lo + CSRK_RCM_THREADS - 1) / CSRK_RCM_THREADS;
+  if (!threadIdx.x) carry = 0;
+  __syncthreads();
+  for (int c0 = 0; c0 < nc; c0 += CSRK_RCM_SCAN_THREADS) {
+    const int c = c0 + threadIdx.x;
+    int       v = c < nc ? csum[c] : 0, total;
+    Scan(tmp).ExclusiveSum(v, v, total);
+    if (c < nc) csum[c] = carry + v;
+    __syncthreads();
+    if (!threadIdx.x) carry += total;
+    __syncthreads();
+  }
+  if (!threadIdx.x) {
+    lev[l + 2] = hi + carry;
+    if (!carry && hi < m) {
+      st->needseed = 1;
+      st->seed     = CSRK_RCM_NONE;
+    }
+  }
+}
+
+/* where a level has no children and rows are left: the lowest row not reached */
+__global__ void CSRKRcmRestartKernel(PetscInt64 m, const int *__restrict__ claim, CSRKRcmState *st)
+{
+  typedef cub::BlockReduce<int, CSRK_RCM_THREADS> Reduce;
+  __shared__ typename Reduce::TempStorage tmp;
+  if (!st->needseed) return;
+  for (PetscInt64 base = blockIdx.x * (PetscInt64)CSRK_RCM_THREADS; base < m; base += (PetscInt64)CSRK_RCM_THREADS * gridDim.x) {
+    const PetscInt64 u = base + threadIdx.x;
+    int              s = u < m && claim[u] == CSRK_RCM_NONE ? (int)u : CSRK_RCM_NONE;
+    s                  = Reduce(tmp).Reduce(s, CSRKMinOp());
+    if (!threadIdx.x && s != CSRK_RCM_NONE) atomicMin(&st->seed, s);
+    __syncthreads();
+  }
+}
+
+/* the children of each position written after the level, in the order of their parents' positions and, for one
+   parent, of its row; or the restart's seed */
+__global__ void CSRKRcmPlaceKernel(int l, int *__restrict__ lev, CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int *__restrict__ claim, const int *__restrict__ cnt, const int *__restrict__ csum, CSRKRcmState *st)
+{
+  typedef cub::BlockScan<int, CSRK_RCM_THREADS> Scan;
+  __shared__ typename Scan::TempStorage tmp;
+  const int                             lo = lev[l], hi = lev[l + 1];
+  if (!blockIdx.x && !threadIdx.x && st->needseed) {
+    const int s  = st->seed;
+    order[hi]    = s;
+    claim[s]     = -1;
+    lev[l + 2]   = hi + 1;
+    st->needseed = 0;
+  }
+  for (int c0 = lo + blockIdx.x * CSRK_RCM_THREADS; c0 < hi; c0 += CSRK_RCM_THREADS * gridDim.x) {
+    const int p = c0 + threadIdx.x;
+    int       n = p < hi ? cnt[p - lo] : 0, off;
+    Scan(tmp).ExclusiveSum(n, off);
+    if (n) {
+      const CSRKIdx v = order[p];
+      int           k = hi + csum[(c0 - lo) / CSRK_RCM_THREADS] + off;
+      for (CSRKIdx q = rowptr[v]; q < rowptr[v + 1]; q++)
+        if (claim[colidx[q]] == p) order[k++] = colidx[q];
+    }
+    __syncthreads();
+  }
+}
+
+/* the order reversed: row i of the layout is row perm[i] of the block; iperm the inverse; the layout's row lengths */
+__global__ void CSRKRcmPermKernel(PetscInt64 m, const CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ perm, CSRKIdx *__restrict__ iperm, CSRKIdx *__restrict__ pstart, CSRKIdx *__restrict__ len)
+{
+  CSRK_GRIDSTRIDE(i, m)
+  {
+    const CSRKIdx v = order[m - 1 - i];
+    perm[i]         = v;
+    iperm[v]        = (CSRKIdx)i;
+    pstart[i]       = rowptr[v];
+    len[i]          = rowptr[v + 1] - rowptr[v];
+  }
+  if (!blockIdx.x && !threadIdx.x) len[m] = 0;
+}
+
+__global__ void CSRKInverseKernel(PetscInt64 m, const CSRKIdx *__restrict__ perm, CSRKIdx *__restrict__ iperm)
+{
+  CSRK_GRIDSTRIDE(i, m) iperm[perm[i]] = (CSRKIdx)i;
+}
+
+/* a warp a row of the layout: its entries from row perm[i] of the block's arrays (columns renumbered by iperm) */
+__global__ void CSRKRcmRowsKernel(PetscInt64 m, const CSRKIdx *__restrict__ prow, const CSRKIdx *__restrict__ pstart, const CSRKIdx *__restrict__ iperm, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, CSRKIdx *__restrict__ pcol, PetscScalar *__restrict__ pval)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  for (PetscInt64 i = (blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x) / 32; i < m; i += (PetscInt64)blockDim.x * gridDim.x / 32) {
+    const CSRKIdx q0 = prow[i], len = prow[i + 1] - q0, s = pstart[i];
+    for (CSRKIdx k = (CSRKIdx)lane; k < len; k += 32) {
+      if (pcol) pcol[q0 + k] = iperm[colidx[s + k]];
+      if (pval) pval[q0 + k] = val[s + k];
+    }
+  }
+}
+
+/* y[perm[i]] = yp[i] (+ z[perm[i]]) */
+__global__ void CSRKRcmScatterKernel(PetscInt64 m, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ yp, const PetscScalar *z, PetscScalar *y)
+{
+  CSRK_GRIDSTRIDE(i, m)
+  {
+    const CSRKIdx r = perm[i];
+    y[r]            = z ? yp[i] + z[r] : yp[i];
+  }
+}
+
+static inline unsigned CSRKRcmGrid(int sms)
+{
+  return (unsigned)(2 * sms);
+}
+
+/* CSRKReorderWhen - the policy: whether the device copy of this block is made in RCM order, and after how many
+   products (*wait: -1 never, 0 at this set-up). Forced by -mat_csrk_ordering rcm or bandk (Band-k's METIS coarsening
+   runs on the host only: on the device both are this RCM); under auto where most nonzeros lie farther than m/16 from
+   the diagonal (the random-numbering test of the CPU plan, counted exactly here) in a block that fills the device,
+   after the products that pay for it within the set-up's budget (MatCSRKPlanWait, CSRK_GPU_RCM_PRODUCTS) */
+PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions *opt, PetscInt *wait, cudaStream_t stream)
+{
+  Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
+  CSRKULL     *dfar, far = 0;
+  int          dev, sms;
+
+  PetscFunctionBegin;
+  *wait = -1;
+  if (opt->ordering == MAT_CSRK_ORDERING_NATURAL || d->m != d->n || sp->offdiag || d->m < 2) PetscFunctionReturn(PETSC_SUCCESS);
+  if (opt->ordering != MAT_CSRK_ORDERING_AUTO) {
+    *wait = 0;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (d->m < (PetscInt64)CSRK_GPU_MIN_ROWS_PER_SM * sms) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKScratch(&dfar, 1, stream));
+  PetscCallCUDA(cudaMemsetAsync(dfar, 0, sizeof(*dfar), stream));
+  CSRKFarCountKernel<<<CSRKGrid(d->m), CSRK_RCM_THREADS, 0, stream>>>(d->m, d->rowptr, d->colidx, d->m / 16, dfar);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKReadBack(&far, dfar, 1, stream));
+  CSRKScratchFree(dfar, stream);
+  if (2 * far > (CSRKULL)d->nnz) {
+    *wait = MatCSRKPlanWait(opt, CSRK_GPU_RCM_PRODUCTS, d->nnz);
+    PetscCall(PetscInfo(A, "GPU plan: %g %% of the nonzeros lie farther than m/16 from the diagonal: the device copy in RCM order after %" PetscInt_FMT " products\n", 100.0 * (double)far / (double)d->nnz, *wait));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the breadth-first levels of d's rows from the seeds into order[] (Cuthill-McKee), or *done false past
+   CSRK_RCM_MAX_LEVELS levels */
+static PetscErrorCode CSRKRcmLevels(const CSRKDevice *d, CSRKIdx *order, PetscInt *nlevels, PetscBool *done, cudaStream_t stream)
+{
+  const int     nseeds = (int)PetscMax(1, d->m / CSRK_RCM_ROWS_PER_SEED);
+  int          *claim, *cnt, *csum, *lev, end = 0, dev, sms;
+  CSRKRcmState *st;
+  int           l;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PetscCall(CSRKScratch(&claim, d->m, stream));
+  PetscCall(CSRKScratch(&cnt, d->m, stream));
+  PetscCall(CSRKScratch(&csum, d->m / CSRK_RCM_THREADS + 2, stream));
+  PetscCall(CSRKScratch(&lev, CSRK_RCM_MAX_LEVELS + 2, stream));
+  PetscCall(CSRKScratch(&st, 1, stream));
+  PetscCallCUDA(cudaMemsetAsync(claim, 0x7f, sizeof(int) * (size_t)d->m, stream));
+  CSRKRcmSeedsKernel<<<CSRKGrid(nseeds), 256, 0, stream>>>(d->m, nseeds, order, claim, lev, st);
+  PetscCallCUDA(cudaGetLastError());
+  *done = PETSC_FALSE;
+  for (l = 0; l < CSRK_RCM_MAX_LEVELS && !*done; l++) {
+    CSRKRcmClaimKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim);
+    CSRKRcmCountKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, cnt, csum);
+    CSRKRcmScanKernel<<<1, CSRK_RCM_SCAN_THREADS, 0, stream>>>(l, d->m, lev, csum, st);
+    CSRKRcmRestartKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(d->m, claim, st);
+    CSRKRcmPlaceKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, cnt, csum, st);
+    PetscCallCUDA(cudaGetLastError());
+    if ((l + 1) % CSRK_RCM_SYNC_LEVELS == 0 || l + 1 == CSRK_RCM_MAX_LEVELS) {
+      PetscCall(CSRKReadBack(&end, lev + l + 2, 1, stream));
+      *done = (PetscBool)(end == d->m);
+    }
+  }
+  if (*done) {
+    /* the levels: the first whose end is m (the last few queued after it are empty) */
+    int h[CSRK_RCM_SYNC_LEVELS + 2];
+    int first = PetscMax(0, l - CSRK_RCM_SYNC_LEVELS);
+
+    PetscCall(CSRKReadBack(h, lev + first + 1, l + 1 - first, stream));
+    for (int i = 0; i < l + 1 - first; i++)
+      if (h[i] == d->m) {
+        *nlevels = first + i + 1;
+        break;
+      }
+  }
+  CSRKScratchFree(claim, stream);
+  CSRKScratchFree(cnt, stream);
+  CSRKScratchFree(csum, stream);
+  CSRKScratchFree(lev, stream);
+  CSRKScratchFree(st, stream);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* CSRKReorderBuild - d's CSR arrays (the block's, in the user's ordering) replaced by those of the layout in RCM order,
+   with the permutation and the work vectors of the products; *done false (d unchanged) where the order was given up */
+PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool *done, size_t *bytes, cudaStream_t stream)
+{
+  CSRKIdx     *order, *iperm, *len, *pcol;
+  PetscScalar *pval;
+  PetscInt     nlevels = 0;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScratch(&order, d->m, stream));
+  PetscCall(CSRKRcmLevels(d, order, &nlevels, done, stream));
+  if (!*done) {
+    CSRKScratchFree(order, stream);
+    PetscCall(PetscInfo(A, "GPU plan: no RCM order within %d levels: the user's ordering\n", CSRK_RCM_MAX_LEVELS));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CSRKMalloc(&d->perm, d->m, bytes));
+  PetscCall(CSRKMalloc(&d->pstart, d->m, bytes));
+  PetscCall(CSRKMalloc(&d->prow, d->m + 1, bytes));
+  PetscCall(CSRKMalloc(&d->xp, d->m, bytes));
+  PetscCall(CSRKMalloc(&d->yp, d->m, bytes));
+  PetscCall(CSRKScratch(&iperm, d->m, stream));
+  PetscCall(CSRKScratch(&len, d->m + 1, stream));
+  CSRKRcmPermKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, order, d->rowptr, d->perm, iperm, d->pstart, len);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(len, d->prow, d->m + 1, stream));
+  PetscCall(CSRKScratch(&pcol, d->nnz, stream));
+  PetscCall(CSRKScratch(&pval, d->nnz, stream));
+  CSRKRcmRowsKernel<<<CSRKGrid(32 * d->m), 256, 0, stream>>>(d->m, d->prow, d->pstart, iperm, d->colidx, d->val, pcol, pval);
+  PetscCallCUDA(cudaGetLastError());
+  /* the layout's arrays where the block's were (the same sizes) */
+  PetscCallCUDA(cudaMemcpyAsync(d->rowptr, d->prow, sizeof(CSRKIdx) * ((size_t)d->m + 1), cudaMemcpyDeviceToDevice, stream));
+  PetscCallCUDA(cudaMemcpyAsync(d->colidx, pcol, sizeof(CSRKIdx) * (size_t)d->nnz, cudaMemcpyDeviceToDevice, stream));
+  PetscCallCUDA(cudaMemcpyAsync(d->val, pval, sizeof(PetscScalar) * (size_t)d->nnz, cudaMemcpyDeviceToDevice, stream));
+  CSRKScratchFree(pcol, stream);
+  CSRKScratchFree(pval, stream);
+  CSRKScratchFree(iperm, stream);
+  CSRKScratchFree(len, stream);
+  CSRKScratchFree(order, stream);
+  d->nlevels = nlevels;
+  PetscCall(PetscInfo(A, "GPU plan: RCM order of %" PetscInt_FMT " rows found on the device, %" PetscInt_FMT " levels from %" PetscInt_FMT " seeds\n", d->m, nlevels, PetscMax(1, d->m / CSRK_RCM_ROWS_PER_SEED)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* CSRKReorderArrays - the layout's columns and values (either NULL) from the block's, uploaded in the user's ordering */
+PetscErrorCode CSRKReorderArrays(const CSRKDevice *d, const CSRKIdx *colidx, const PetscScalar *val, CSRKIdx *pcol, PetscScalar *pval, cudaStream_t stream)
+{
+  CSRKIdx *iperm = NULL;
+
+  PetscFunctionBegin;
+  if (!d->nnz) PetscFunctionReturn(PETSC_SUCCESS);
+  if (pcol) {
+    PetscCall(CSRKScratch(&iperm, d->m, stream));
+    CSRKInverseKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, iperm);
+    PetscCallCUDA(cudaGetLastError());
+  }
+  CSRKRcmRowsKernel<<<CSRKGrid(32 * d->m), 256, 0, stream>>>(d->m, d->prow, d->pstart, iperm, colidx, val, pcol, pval);
+  PetscCallCUDA(cudaGetLastError());
+  CSRKScratchFree(iperm, stream);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* CSRKReorderIn - x in the layout's order, in d->xp */
+PetscErrorCode CSRKReorderIn(const CSRKDevice *d, const PetscScalar *x, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCSRKCUDAGather(d->m, d->perm, x, d->xp, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* CSRKReorderOut - y = yp (+ z) in the user's ordering */
+PetscErrorCode CSRKReorderOut(const CSRKDevice *d, const PetscScalar *yp, const PetscScalar *z, PetscScalar *y, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  if (!d->m) PetscFunctionReturn(PETSC_SUCCESS);
+  CSRKRcmScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, yp, z, y);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* CSRKReorderFree - the arrays of the order */
+PetscErrorCode CSRKReorderFree(CSRKDevice *d)
+{
+  PetscFunctionBegin;
+  CSRKCudaFree(d->perm);
+  CSRKCudaFree(d->pstart);
+  CSRKCudaFree(d->prow);
+  CSRKCudaFree(d->xp);
+  CSRKCudaFree(d->yp);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
