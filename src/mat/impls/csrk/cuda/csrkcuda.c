@@ -65,7 +65,7 @@ static PetscErrorCode MatSeqCSRKCUDACopyToGPU(Mat A, CSRKDevice **dev)
   if (A->offloadmask != PETSC_OFFLOAD_BOTH) {
     PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
     if (A->offloadmask == PETSC_OFFLOAD_UNALLOCATED) {
-      PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, PETSC_FALSE, &c->dev));
+      PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, &c->dev));
       c->nsetups++;
       c->nproducts = 0;
       c->nzstate = A->nonzerostate;
@@ -91,7 +91,7 @@ static PetscErrorCode MatSeqCSRKCUDAReorder(Mat A, CSRKDevice **dev)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(MAT_CSRKBuild, A, 0, 0, 0));
-  PetscCall(MatCSRKCUDADeviceSetUp(A, &sp->opt, PETSC_TRUE, &c->dev));
+  PetscCall(MatCSRKCUDADeviceReorder(A, &sp->opt, &c->dev));
   PetscCall(PetscLogEventEnd(MAT_CSRKBuild, A, 0, 0, 0));
   c->nsetups++;
   *dev = c->dev;

@@ -27,6 +27,8 @@ typedef struct _n_CSRKDevice {
                                             (NULL: the user's ordering) */
   CSRKIdx     *prow, *pstart;            /* the layout's row pointers, and where each of its rows starts in the block's */
   PetscScalar *xp, *yp;                  /* x in the layout's order, and y before it goes back to the user's */
+  const CSRKIdx *ymap;                   /* the row of y each row of the layout writes, where its kernel writes through it (the
+                                            sliced and row kernels: perm; NULL: y in the layout's order) */
   PetscInt     nlevels;                  /* levels of the RCM order */
   PetscInt     rcmwait;                  /* products after which the auto ordering makes the copy again in RCM order (0: none) */
   PetscScalar *ywork;                    /* scratch: staged host inputs */
@@ -70,7 +72,8 @@ typedef struct {
 PETSC_INTERN PetscErrorCode MatCSRKCUDAResizeSpptr(Mat, size_t, size_t);
 
 /* the device copy through its plan (csrkcudaplan.cu): set-up, value refresh, products, diagonal, view */
-PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, PetscBool, CSRKDevice **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceSetUp(Mat, const MatCSRKOptions *, CSRKDevice **);
+PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceReorder(Mat, const MatCSRKOptions *, CSRKDevice **);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceRefresh(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat, CSRKDevice *);
 PETSC_INTERN PetscErrorCode MatCSRKCUDADeviceDestroy(CSRKDevice **);

@@ -288,6 +288,7 @@ PetscErrorCode CSRKRowsBuild(CSRKDevice *d, PetscInt longlen, PetscBool compress
   CSRKGroupCounts(d);
   if (longlen < CSRK_IDX_MAX) PetscCall(CSRKBuildLongRows(d, rw, bytes, stream));
   if (compressed) PetscCall(CSRKBuildCompressed(d, rw, bytes, stream));
+  d->ymap = rw->crows ? NULL : d->perm; /* the compressed rows write through their own row list */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -380,7 +381,7 @@ static PetscErrorCode CSRKRowsMult(const CSRKDevice *d, const PetscScalar *x, co
     cr.nlong   = 0;
     cr.longlen = CSRK_IDX_MAX;
     PetscCall(CSRKLaunch(&c, rw->nc, rw->crowptr, rw->crows, x, y, y, stream));
-  } else PetscCall(CSRKLaunch(d, d->m, d->rowptr, NULL, x, z, y, stream));
+  } else PetscCall(CSRKLaunch(d, d->m, d->rowptr, d->ymap, x, z, y, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -248,11 +248,13 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   PetscCall(CSRKSlicedPrepare(A, d, opt, &st, bytes, stream));
   for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable) && !d->plan; i++) {
     if (st.forced && CSRKPlanTable[i]->kernel != kern) continue;
+    d->ymap = NULL; /* set by the variant whose kernels write y through the RCM order */
     PetscCall((*CSRKPlanTable[i]->setup)(A, d, opt, &st, bytes, stream));
     if (d->kernel != MAT_CSRK_CUDA_KERNEL_AUTO) d->plan = CSRKPlanTable[i];
   }
   PetscCheck(d->plan, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No GPU kernel set up");
   PetscCall(PetscInfo(A, "GPU plan: %s rows (cv %g), %g rows a multiprocessor of %d, %s\n", st.forced ? "kernel forced on" : "auto rule on", (double)st.cv, (double)d->m / sms, sms, st.npat ? "row patterns" : "no row patterns"));
+  if (d->rcmwait) PetscFunctionReturn(PETSC_SUCCESS); /* the RCM copy to come is made from them */
   if (!(d->plan->csr & CSRK_CSR_ROWPTR)) {
     CSRKCudaFree(d->rowptr);
     *bytes -= sizeof(CSRKIdx) * ((size_t)d->m + 1);
@@ -268,19 +270,33 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the device copy d, its CSR arrays uploaded (bytes so far), set up by its plan */
+static PetscErrorCode CSRKDeviceFinish(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, size_t bytes, cudaStream_t stream)
+{
+  CSRKRowStats rs;
+  char         what[256];
+
+  PetscFunctionBegin;
+  PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
+  PetscCall(CSRKPlanChoose(A, d, opt, &rs, &bytes, stream));
+  d->bytes = bytes;
+  MatCSRKCUDADeviceView(d, what, sizeof(what));
+  PetscCall(PetscInfo(A, "CSR-k set up on the device: kernel %s (%s), block %ux%ux%u, %g MB of device memory (row length mean %g, variance %g, max %" PetscInt_FMT "); k = %" PetscInt_FMT ": %s\n", MatCSRKCUDAKernels[d->kernel], what, d->bx, d->by, d->bz, d->bytes / 1048576.0, (double)d->mean, (double)d->var, d->maxlen, opt->k,
+                      opt->k == 3 ? "super-super-rows of the row and sliced kernels" : "single super-rows of the row and sliced kernels (k = 1 and 2 are the same on the GPU)"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatCSRKCUDADeviceSetUp - the device layout of the SeqAIJ (sub)matrix A: its AIJ arrays uploaded, the rest built
-   on the device; in RCM order where the ordering's rule says so now, or asked (rcm: the products the rule waited for
-   have run) */
-PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, PetscBool rcm, CSRKDevice **dev)
+   on the device, in RCM order where the ordering's rule says so at once */
+PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevice **dev)
 {
   const PetscInt *ai, *aj;
   PetscScalar    *aa;
   PetscMemType    mt;
   CSRKDevice     *d;
-  CSRKRowStats    rs;
   cudaStream_t    stream;
   size_t          bytes = 0;
-  PetscInt        wait  = rcm ? 0 : -1;
+  PetscInt        wait;
   PetscBool       done;
 
   PetscFunctionBegin;
@@ -297,19 +313,40 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, PetscBoo
   PetscCall(CSRKMalloc(&d->colidx, d->nnz, &bytes));
   PetscCall(CSRKMalloc(&d->val, d->nnz, &bytes));
   PetscCall(CSRKUpload(A, d, d->rowptr, d->colidx, d->val, stream));
-  if (!rcm) PetscCall(CSRKReorderWhen(A, d, opt, &wait, stream));
+  PetscCall(CSRKReorderWhen(A, d, opt, &wait, stream));
   if (!wait) PetscCall(CSRKReorderBuild(A, d, &done, &bytes, stream));
   else if (wait > 0) d->rcmwait = wait;
-  PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
-  PetscCall(CSRKPlanChoose(A, d, opt, &rs, &bytes, stream));
-  d->bytes = bytes;
-  *dev     = d;
-  {
-    char what[256];
-    MatCSRKCUDADeviceView(d, what, sizeof(what));
-    PetscCall(PetscInfo(A, "CSR-k set up on the device: kernel %s (%s), block %ux%ux%u, %g MB of device memory (row length mean %g, variance %g, max %" PetscInt_FMT "); k = %" PetscInt_FMT ": %s\n", MatCSRKCUDAKernels[d->kernel], what, d->bx, d->by, d->bz, d->bytes / 1048576.0, (double)d->mean, (double)d->var, d->maxlen, opt->k,
-                        opt->k == 3 ? "super-super-rows of the row and sliced kernels" : "single super-rows of the row and sliced kernels (k = 1 and 2 are the same on the GPU)"));
-  }
+  PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
+  *dev = d;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatCSRKCUDADeviceReorder - the device copy made again in RCM order from its own CSR arrays, which it kept for this
+   while the products the rule waited for ran (nothing is uploaded) */
+PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDevice **dev)
+{
+  CSRKDevice  *o = *dev, *d;
+  cudaStream_t stream;
+  size_t       bytes;
+  PetscBool    done;
+
+  PetscFunctionBegin;
+  PetscCheck(o->rowptr && o->colidx && o->val, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device copy did not keep its CSR arrays");
+  PetscCall(CSRKGetStream(&stream));
+  PetscCall(PetscNew(&d));
+  d->m      = o->m;
+  d->n      = o->n;
+  d->nnz    = o->nnz;
+  d->rowptr = o->rowptr;
+  d->colidx = o->colidx;
+  d->val    = o->val;
+  o->rowptr = o->colidx = NULL;
+  o->val                = NULL;
+  bytes                 = sizeof(CSRKIdx) * ((size_t)d->m + 1 + (size_t)PetscMax(d->nnz, 1)) + sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1);
+  PetscCall(MatCSRKCUDADeviceDestroy(dev));
+  PetscCall(CSRKReorderBuild(A, d, &done, &bytes, stream));
+  PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
+  *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -403,6 +440,7 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   t->sr     = CSRK_TRANSPOSE_ROWS_PER_BLOCK;
   t->ssr    = 1;
   PetscCall(CSRKRowsBuild(t, CSRKLongRowLength(t->mean, t->maxlen), PETSC_FALSE, 0, &bytes, stream));
+  t->ymap = d->perm; /* S^T's rows are S's columns, in the same order */
   t->bytes = bytes;
   d->t     = t;
   {
@@ -431,7 +469,10 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, PetscBool transpose, const P
   PetscFunctionBegin;
   PetscCheck(s, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The stored transpose was not built");
   PetscCall(CSRKGetStream(&stream));
-  if (d->perm) {
+  if (d->perm && s->ymap) {
+    PetscCall(CSRKReorderIn(d, x, stream));
+    PetscCall((*s->plan->mult)(s, d->xp, z, y, stream));
+  } else if (d->perm) {
     PetscCall(CSRKReorderIn(d, x, stream));
     PetscCall((*s->plan->mult)(s, d->xp, NULL, d->yp, stream));
     PetscCall(CSRKReorderOut(d, d->yp, z, y, stream));
@@ -452,6 +493,8 @@ PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *d, PetscBool shift, PetscSc
     PetscCall((*d->plan->diagonal)(d, shift, a, d->yp, stream));
     PetscCall(CSRKReorderOut(d, d->yp, NULL, v, stream));
   } else PetscCall((*d->plan->diagonal)(d, shift, a, v, stream));
+  /* the CSR values kept for an RCM copy to come, where the plan's layout has its own */
+  if (shift && d->rcmwait && !(d->plan->csr & CSRK_CSR_VAL)) PetscCall(CSRKDiagonalCSR(d, PETSC_TRUE, a, NULL, stream));
   if (shift && d->t && d->t->m) PetscCall(CSRKDiagonalCSR(d->t, PETSC_TRUE, a, NULL, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -15,7 +15,9 @@
 
 /* one seed per this many rows; levels queued between two looks from the host; the most levels (restarts in other
    components included) before the order is given up */
-#define CSRK_RCM_ROWS_PER_SEED 16384
+#ifndef CSRK_RCM_ROWS_PER_SEED
+  #define CSRK_RCM_ROWS_PER_SEED 16384
+#endif
 #define CSRK_RCM_SYNC_LEVELS   8
 #define CSRK_RCM_MAX_LEVELS    1024
 #define CSRK_RCM_THREADS       256

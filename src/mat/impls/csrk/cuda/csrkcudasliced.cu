@@ -391,6 +391,7 @@ static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   else sl = (CSRKSliced *)d->data;
   d->data   = sl;
   d->kernel = MAT_CSRK_CUDA_KERNEL_SLICED;
+  d->ymap   = d->perm;
   sl->pnnz  = (PetscInt)st->pnnz;
   d->width  = 1;
   d->sr     = CSRK_SLICED_SR;
@@ -427,8 +428,8 @@ static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, 
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(g, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, NULL, x, z, y);
-  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(g, d->rowptr, sl->sliceptr, sl->scol, sl->sval, NULL, x, z, y);
+  if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(g, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, d->ymap, x, z, y);
+  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(g, d->rowptr, sl->sliceptr, sl->scol, sl->sval, d->ymap, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
