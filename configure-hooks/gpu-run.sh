@@ -112,6 +112,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
       run "parity RCM on the device, fem3d renumbered k=$k $kern" 1 "$build/tests/parity" -problem fem3d -n 20 -permute 1 -mat_csrk_ordering rcm $o
       [ $k = 3 ] && run "parity RCM on the device, femelast3d renumbered $kern" 1 "$build/tests/parity" -problem femelast3d -n 10 -permute 1 -mat_csrk_ordering rcm $o
       [ $k = 3 ] && run "parity RCM on the device, random $kern" 1 "$build/tests/parity" -problem random -n 3000 -mat_csrk_ordering rcm $o
+      [ $k = 3 ] && run "parity RCM on the device, power-law rows sorted by length $kern" 1 "$build/tests/parity" -problem powerlaw -n 5000 -mat_csrk_ordering rcm $o
       # the stream kernel holds a block's nonzeros in shared memory: forced on the arrow (a row of 46,500 entries)
       # it must refuse with a PETSc error
       [ $k = 3 ] && for f in "$m"/*.mtx "$m"/*.mtx.gz; do
@@ -197,8 +198,10 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run_info "auto ordering on the device waits under the budget" "in RCM order after 160 products" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda -ordering auto -mat_csrk_setup budget
   if grep -q "RCM order of" "$out/run-info.log"; then fail=$((fail + 1)); echo "FAIL the RCM copy was made before its wait"; else pass=$((pass + 1)); echo "ok   no RCM copy before its wait"; fi
   # (400 iterations, the copy changing order at product 160: in another order the sums round differently, so CG
-  # would stop an iteration apart; the solutions are compared)
-  run "ksp csrkcuda RCM after its wait" 1 "$build/tests/ksp" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -pcs jacobi -mat_csrk_setup budget -max_it 400 -rtol 1e-30
+  # would stop an iteration apart; the solutions are compared); values changed and shifted while the copy waits
+  run_info "ksp csrkcuda RCM after its wait" "RCM order of 373248 rows found on the device" "$build/tests/ksp" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -pcs jacobi -mat_csrk_setup budget -max_it 400 -rtol 1e-30
+  run "state csrkcuda, values while the RCM copy waits" 1 "$build/tests/state" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -mat_csrk_setup budget -rcm_wait 200
+  run "state csrkcuda, values while the RCM copy waits (P2-like rows: sorted by length)" 1 "$build/tests/state" -ctype csrkcuda -problem powerlaw -n 30000 -permute 1 -rcm_wait 200 -mat_csrk_ordering rcm
   run "state csrkcuda RCM on the device" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_ordering rcm
   for kern in sliced block vector; do
     run "state csrkcuda RCM on the device, $kern" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_ordering rcm -mat_csrk_cuda_kernel $kern

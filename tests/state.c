@@ -1,5 +1,8 @@
 static const char help[] = "Conversions and changes of values and pattern: after every step the csrk matrix multiplies like an aij matrix that went through the same step.\n"
-                           "  -problem <name> -n <n> | -f <file>, plus any -mat_csrk_* option for the csrk matrices\n";
+                           "  -problem <name> -n <n> | -f <file>, plus any -mat_csrk_* option for the csrk matrices\n"
+                           "  -permute <seed>: a random symmetric permutation first\n"
+                           "  -rcm_wait <n>: first, values changed and shifted while the products that the auto ordering's RCM copy waits\n"
+                           "                 for run (csrkcuda, set-up budget), then products until it was made (at most n)\n";
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
@@ -198,6 +201,7 @@ int main(int argc, char **argv)
   char        file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7";
   PetscInt    n = 10, m, rstart, rend;
   PetscBool   hasfile;
+  PetscInt    seed = -1, rcmwait = 0;
   MatCSRKInfo info, info2;
   Vec         l, r;
 
@@ -209,14 +213,41 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscSNPrintf(seqtype, sizeof(seqtype), "seqaij%s", ctype));
   PetscCall(PetscSNPrintf(mpitype, sizeof(mpitype), "mpiaij%s", ctype));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-rcm_wait", &rcmwait, NULL));
   if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
+  if (seed >= 0) {
+    Mat P;
+    PetscCall(MatCSRKPermuteRandomBlocks(A, 1, seed, &P));
+    PetscCall(MatDestroy(&A));
+    A = P;
+  }
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatGetSize(A, &m, NULL));
 
   /* 1. conversions aij -> csrk: initial, reuse, in place; MatSetType on an assembled aij */
   PetscCall(MatConvert(A, ctype, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatSetFromOptions(C));
+  if (rcmwait > 0) {
+    /* 0. the copy that waits for its RCM order keeps values changed and shifted before it is made, and after */
+    PetscBool made = PETSC_FALSE;
+    PetscCall(Check(A, C, "before the RCM copy"));
+    PetscCall(ChangeValues(A, 1.25, PETSC_FALSE));
+    PetscCall(ChangeValues(C, 1.25, PETSC_FALSE));
+    PetscCall(MatShift(A, 0.5));
+    PetscCall(MatShift(C, 0.5));
+    PetscCall(Check(A, C, "values changed and shifted while the RCM copy waits"));
+    for (PetscInt i = 0; i < rcmwait && !made; i++) {
+      PetscCall(Check(A, C, "products while the RCM copy waits"));
+      PetscCall(MatCSRKGetInfo(C, &info));
+      made = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_RCM);
+    }
+    PetscCall(Expect(made, "the RCM copy made after the products it waits for"));
+    PetscCall(MatShift(A, -0.25));
+    PetscCall(MatShift(C, -0.25));
+    PetscCall(Check(A, C, "shifted in RCM order"));
+  }
   PetscCall(ExpectType(C, seqtype, mpitype, "MatConvert(aij, csrk, MAT_INITIAL_MATRIX) type"));
   PetscCall(Check(A, C, "MatConvert initial"));
   PetscCall(MatScale(A, 2.0));

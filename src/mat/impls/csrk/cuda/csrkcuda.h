@@ -166,7 +166,7 @@ PETSC_INTERN PetscErrorCode CSRKRowsBuild(CSRKDevice *, PetscInt, PetscBool, siz
 
 /* the RCM order on the device (csrkcudareorder.cu): the rule, the layout's arrays, the product's way in and out */
 PETSC_INTERN PetscErrorCode CSRKReorderWhen(Mat, const CSRKDevice *, const MatCSRKOptions *, PetscInt *, cudaStream_t);
-PETSC_INTERN PetscErrorCode CSRKReorderBuild(Mat, CSRKDevice *, PetscBool *, size_t *, cudaStream_t);
+PETSC_INTERN PetscErrorCode CSRKReorderBuild(Mat, CSRKDevice *, PetscBool, PetscBool *, size_t *, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKReorderArrays(const CSRKDevice *, const CSRKIdx *, const PetscScalar *, CSRKIdx *, PetscScalar *, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKReorderIn(const CSRKDevice *, const PetscScalar *, cudaStream_t);
 PETSC_INTERN PetscErrorCode CSRKReorderOut(const CSRKDevice *, const PetscScalar *, const PetscScalar *, PetscScalar *, cudaStream_t);

@@ -165,6 +165,14 @@ static PetscErrorCode CSRKUpload(Mat A, const CSRKDevice *d, CSRKIdx *rowptr, CS
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* whether the row lengths vary beyond the sliced kernel's rule for regular rows (an RCM order then sorts them by length
+   in windows, for the slices) */
+static PetscBool CSRKRowsVary(PetscInt64 m, PetscInt64 nnz, CSRKULL sumsq)
+{
+  const PetscReal mean = m ? (PetscReal)nnz / m : 0, var = m ? PetscMax(0.0, (PetscReal)sumsq / m - mean * mean) : 0;
+  return (PetscBool)(mean > 0 && PetscSqrtReal(var) > CSRK_GPU_SLICED_MAX_CV * mean);
+}
+
 static PetscErrorCode CSRKRowStatsCompute(PetscInt m, const CSRKIdx *rowptr, CSRKRowStats *st, cudaStream_t stream)
 {
   CSRKRowStats *dst;
@@ -314,7 +322,11 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   PetscCall(CSRKMalloc(&d->val, d->nnz, &bytes));
   PetscCall(CSRKUpload(A, d, d->rowptr, d->colidx, d->val, stream));
   PetscCall(CSRKReorderWhen(A, d, opt, &wait, stream));
-  if (!wait) PetscCall(CSRKReorderBuild(A, d, &done, &bytes, stream));
+  if (!wait) {
+    CSRKRowStats rs;
+    PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
+    PetscCall(CSRKReorderBuild(A, d, CSRKRowsVary(d->m, d->nnz, rs.sumsq), &done, &bytes, stream));
+  }
   else if (wait > 0) d->rcmwait = wait;
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
   *dev = d;
@@ -328,7 +340,7 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
   CSRKDevice  *o = *dev, *d;
   cudaStream_t stream;
   size_t       bytes;
-  PetscBool    done;
+  PetscBool    done, vary;
 
   PetscFunctionBegin;
   PetscCheck(o->rowptr && o->colidx && o->val, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device copy did not keep its CSR arrays");
@@ -343,8 +355,9 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
   o->rowptr = o->colidx = NULL;
   o->val                = NULL;
   bytes                 = sizeof(CSRKIdx) * ((size_t)d->m + 1 + (size_t)PetscMax(d->nnz, 1)) + sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1);
+  vary                  = CSRKRowsVary(o->m, o->nnz, (CSRKULL)((o->var + o->mean * o->mean) * o->m + 0.5));
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
-  PetscCall(CSRKReorderBuild(A, d, &done, &bytes, stream));
+  PetscCall(CSRKReorderBuild(A, d, vary, &done, &bytes, stream));
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
   *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);

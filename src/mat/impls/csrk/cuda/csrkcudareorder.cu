@@ -19,6 +19,9 @@
   #define CSRK_RCM_ROWS_PER_SEED 16384
 #endif
 #define CSRK_RCM_SYNC_LEVELS   8
+/* rows of unequal lengths: sorted by length, longest first, inside windows of this many rows of the order (as SELL-C-sigma
+   does), so that the 32 rows of a slice of the sliced kernel have nearly one length and stay near one another */
+#define CSRK_RCM_SORT_ROWS 1024 /* also in the -info line */
 #define CSRK_RCM_MAX_LEVELS    1024
 #define CSRK_RCM_THREADS       256
 #define CSRK_RCM_SCAN_THREADS  1024
@@ -168,13 +171,28 @@ __global__ void CSRKRcmPlaceKernel(int l, int *__restrict__ lev, CSRKIdx *__rest
   }
 }
 
-/* the order reversed: row i of the layout is row perm[i] of the block; iperm the inverse; the layout's row lengths */
-__global__ void CSRKRcmPermKernel(PetscInt64 m, const CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ perm, CSRKIdx *__restrict__ iperm, CSRKIdx *__restrict__ pstart, CSRKIdx *__restrict__ len)
+/* the order reversed: row i of the layout is row perm[i] of the block */
+__global__ void CSRKRcmReverseKernel(PetscInt64 m, const CSRKIdx *__restrict__ order, CSRKIdx *__restrict__ perm)
+{
+  CSRK_GRIDSTRIDE(i, m) perm[i] = order[m - 1 - i];
+}
+
+/* sort keys of the layout's rows: their window of CSRK_RCM_SORT_ROWS rows, then the longest row first */
+__global__ void CSRKRcmLengthKeyKernel(PetscInt64 m, const CSRKIdx *__restrict__ perm, const CSRKIdx *__restrict__ rowptr, CSRKULL *__restrict__ key)
 {
   CSRK_GRIDSTRIDE(i, m)
   {
-    const CSRKIdx v = order[m - 1 - i];
-    perm[i]         = v;
+    const CSRKIdx v = perm[i];
+    key[i]          = ((CSRKULL)(i / CSRK_RCM_SORT_ROWS) << 32) | (CSRKULL)(CSRK_IDX_MAX - (rowptr[v + 1] - rowptr[v]));
+  }
+}
+
+/* iperm the inverse of perm; where each row of the layout starts in the block's arrays, and its length */
+__global__ void CSRKRcmRowsOfPermKernel(PetscInt64 m, const CSRKIdx *__restrict__ perm, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ iperm, CSRKIdx *__restrict__ pstart, CSRKIdx *__restrict__ len)
+{
+  CSRK_GRIDSTRIDE(i, m)
+  {
+    const CSRKIdx v = perm[i];
     iperm[v]        = (CSRKIdx)i;
     pstart[i]       = rowptr[v];
     len[i]          = rowptr[v + 1] - rowptr[v];
@@ -302,9 +320,10 @@ static PetscErrorCode CSRKRcmLevels(const CSRKDevice *d, CSRKIdx *order, PetscIn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* CSRKReorderBuild - d's CSR arrays (the block's, in the user's ordering) replaced by those of the layout in RCM order,
-   with the permutation and the work vectors of the products; *done false (d unchanged) where the order was given up */
-PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool *done, size_t *bytes, cudaStream_t stream)
+/* CSRKReorderBuild - d's CSR arrays (the block's, in the user's ordering) replaced by those of the layout in RCM order
+   (sortlen: rows sorted by length inside windows of CSRK_RCM_SORT_ROWS), with the permutation and the work vectors of
+   the products; *done false (d unchanged) where the order was given up */
+PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool sortlen, PetscBool *done, size_t *bytes, cudaStream_t stream)
 {
   CSRKIdx     *order, *iperm, *len, *pcol;
   PetscScalar *pval;
@@ -325,7 +344,26 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool *done, size_t *b
   PetscCall(CSRKMalloc(&d->yp, d->m, bytes));
   PetscCall(CSRKScratch(&iperm, d->m, stream));
   PetscCall(CSRKScratch(&len, d->m + 1, stream));
-  CSRKRcmPermKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, order, d->rowptr, d->perm, iperm, d->pstart, len);
+  CSRKRcmReverseKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, order, d->perm);
+  PetscCallCUDA(cudaGetLastError());
+  if (sortlen) {
+    CSRKULL *key, *skey;
+    void    *tmp = NULL;
+    size_t   tb  = 0;
+
+    PetscCall(CSRKScratch(&key, d->m, stream));
+    PetscCall(CSRKScratch(&skey, d->m, stream));
+    CSRKRcmLengthKeyKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, d->rowptr, key);
+    PetscCallCUDA(cudaGetLastError());
+    PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, d->perm, order, (int)d->m, 0, 64, stream));
+    PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
+    PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, d->perm, order, (int)d->m, 0, 64, stream));
+    PetscCallCUDA(cudaFreeAsync(tmp, stream));
+    PetscCallCUDA(cudaMemcpyAsync(d->perm, order, sizeof(CSRKIdx) * (size_t)d->m, cudaMemcpyDeviceToDevice, stream));
+    CSRKScratchFree(key, stream);
+    CSRKScratchFree(skey, stream);
+  }
+  CSRKRcmRowsOfPermKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, d->rowptr, iperm, d->pstart, len);
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKExclusiveSum(len, d->prow, d->m + 1, stream));
   PetscCall(CSRKScratch(&pcol, d->nnz, stream));
@@ -342,7 +380,7 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool *done, size_t *b
   CSRKScratchFree(len, stream);
   CSRKScratchFree(order, stream);
   d->nlevels = nlevels;
-  PetscCall(PetscInfo(A, "GPU plan: RCM order of %" PetscInt_FMT " rows found on the device, %" PetscInt_FMT " levels from %" PetscInt_FMT " seeds\n", d->m, nlevels, PetscMax(1, d->m / CSRK_RCM_ROWS_PER_SEED)));
+  PetscCall(PetscInfo(A, "GPU plan: RCM order of %" PetscInt_FMT " rows found on the device, %" PetscInt_FMT " levels from %" PetscInt_FMT " seeds%s\n", d->m, nlevels, PetscMax(1, d->m / CSRK_RCM_ROWS_PER_SEED), sortlen ? ", rows sorted by length in windows of 1024" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
