@@ -21,7 +21,9 @@
 #define CSRK_RCM_SYNC_LEVELS   8
 /* rows of unequal lengths: sorted by length, longest first, inside windows of this many rows of the order (as SELL-C-sigma
    does), so that the 32 rows of a slice of the sliced kernel have nearly one length and stay near one another */
-#define CSRK_RCM_SORT_ROWS 1024 /* also in the -info line */
+#ifndef CSRK_RCM_SORT_ROWS
+  #define CSRK_RCM_SORT_ROWS 1024 /* also in the -info line */
+#endif
 #define CSRK_RCM_MAX_LEVELS    1024
 #define CSRK_RCM_THREADS       256
 #define CSRK_RCM_SCAN_THREADS  1024
