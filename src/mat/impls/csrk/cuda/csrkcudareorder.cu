@@ -332,10 +332,12 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool sortlen, PetscBo
   PetscInt     nlevels = 0;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(MAT_CSRKOrder, A, 0, 0, 0));
   PetscCall(CSRKScratch(&order, d->m, stream));
   PetscCall(CSRKRcmLevels(d, order, &nlevels, done, stream));
   if (!*done) {
     CSRKScratchFree(order, stream);
+    PetscCall(PetscLogEventEnd(MAT_CSRKOrder, A, 0, 0, 0));
     PetscCall(PetscInfo(A, "GPU plan: no RCM order within %d levels: the user's ordering\n", CSRK_RCM_MAX_LEVELS));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -382,6 +384,8 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool sortlen, PetscBo
   CSRKScratchFree(len, stream);
   CSRKScratchFree(order, stream);
   d->nlevels = nlevels;
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* the event times the order's kernels, not their launches */
+  PetscCall(PetscLogEventEnd(MAT_CSRKOrder, A, 0, 0, 0));
   PetscCall(PetscInfo(A, "GPU plan: RCM order of %" PetscInt_FMT " rows found on the device, %" PetscInt_FMT " levels from %" PetscInt_FMT " seeds%s\n", d->m, nlevels, PetscMax(1, d->m / CSRK_RCM_ROWS_PER_SEED), sortlen ? ", rows sorted by length in windows of 1024" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
