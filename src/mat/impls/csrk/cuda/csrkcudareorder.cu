@@ -239,7 +239,8 @@ static inline unsigned CSRKRcmGrid(int sms)
    products (*wait: -1 never, 0 at this set-up). Forced by -mat_csrk_ordering rcm or bandk (Band-k's METIS coarsening
    runs on the host only: on the device both are this RCM); under auto where most nonzeros lie farther than m/16 from
    the diagonal (the random-numbering test of the CPU plan, counted exactly here) in a block that fills the device,
-   after the products that pay for it within the set-up's budget (MatCSRKPlanWait, CSRK_GPU_RCM_PRODUCTS) */
+   after the products that pay for it within the set-up's budget (MatCSRKPlanWait, CSRK_GPU_RCM_PASSES and
+   CSRK_GPU_RCM_NNZ) */
 PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions *opt, PetscInt *wait, cudaStream_t stream)
 {
   Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
@@ -263,7 +264,7 @@ PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions 
   PetscCall(CSRKReadBack(&far, dfar, 1, stream));
   CSRKScratchFree(dfar, stream);
   if (2 * far > (CSRKULL)d->nnz) {
-    *wait = MatCSRKPlanWait(opt, CSRK_GPU_RCM_PRODUCTS, d->nnz);
+    *wait = MatCSRKPlanWait(opt, CSRK_GPU_RCM_PASSES + CSRK_GPU_RCM_NNZ / PetscMax(d->nnz, 1), d->nnz);
     PetscCall(PetscInfo(A, "GPU plan: %g %% of the nonzeros lie farther than m/16 from the diagonal: the device copy in RCM order after %" PetscInt_FMT " products\n", 100.0 * (double)far / (double)d->nnz, *wait));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
