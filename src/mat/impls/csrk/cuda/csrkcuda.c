@@ -553,9 +553,9 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
    `MATSEQCSRKCUDA` on one process, `MATMPICSRKCUDA` otherwise.
 
    A subclass of `MATAIJ` whose vectors are `VECCUDA`. The AIJ arrays on the host stay the matrix; the products run on
-   a device copy made on the GPU from them at the first product, in the user's ordering, with rows grouped into
-   super-rows and super-super-rows and a kernel chosen once from the row statistics. The copy is kept while the nonzero
-   pattern and the values do not change; new values are uploaded once, at the next product.
+   a device copy made on the GPU from them at the first product, with rows grouped into super-rows and super-super-rows
+   and a kernel chosen once from the row statistics. The copy is kept while the nonzero pattern and the values do not
+   change; new values are uploaded once, at the next product. Results are always in the user's ordering.
 
    Options Database Keys:
 +  -mat_type csrkcuda - selects the type, with `-vec_type cuda` (or `-dm_mat_type csrkcuda -dm_vec_type cuda` for DM programs)
@@ -563,7 +563,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
 .  -mat_csrk_cuda_halo_pinned <bool> - the ghost values' exchange of the MPI product, see `MatCSRKSetFeature()`
 .  -mat_csrk_k <1,2,3> - levels of the device copy (3 by default), see `MatCSRKSetLevels()` and the note on levels
 .  -mat_csrk_sr_size <n> - rows per super-row, 0 for the GPU model's, see `MatCSRKSetSizes()`
--  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetFeature()`
+.  -mat_csrk_row_patterns <bool> - row patterns in the sliced kernel where the rows allow, see `MatCSRKSetFeature()`
+-  -mat_csrk_ordering <auto,natural,rcm,bandk> - the order of the device copy's rows, see the note on orderings
 
    Level: beginner
 
@@ -574,8 +575,15 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
    k = 3: set k = 2 after the conversion (`MatCSRKSetLevels()`, or `-mat_csrk_k 2` read by `MatSetFromOptions()`).
    `-mat_view ::ascii_info` and `-info` show the levels and the kernel in effect.
 
-   `-mat_csrk_ordering` and the other options of `MATCSRK` apply to the host products: with host vectors, or with the
-   matrix bound to the CPU by `MatBindToCPU()`, which then runs the kernels of `MATCSRK`.
+   Orderings on the GPU: where most nonzeros of a diagonal block lie farther than rows/16 from the diagonal (a random
+   numbering) and the block has at least 2048 rows a multiprocessor, the auto ordering makes the device copy again in
+   an RCM order found on the device, once the products that pay for it within the set-up budget have run (a count, so
+   the bits are the same every run; at the first product under `-mat_csrk_setup eager`); x is permuted in and y out.
+   `rcm` and `bandk` (whose METIS coarsening runs on the host only) make the copy in that order at once; `natural`
+   never. `-info` says which, and why.
+
+   The other options of `MATCSRK` apply to the host products: with host vectors, or with the matrix bound to the CPU
+   by `MatBindToCPU()`, which then runs the kernels of `MATCSRK`, in their own ordering.
 
 .seealso: `MATSEQCSRKCUDA`, `MATMPICSRKCUDA`, `MATCSRK`, `MATAIJCUSPARSE`, `MatBindToCPU()`
 M*/
