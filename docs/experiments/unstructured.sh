@@ -3,7 +3,7 @@
 # configure-hooks/gpu-run.sh needs it, deps/matrices with the shared Matrix Market files, and deps/pcache/ with an
 # installed PETSc packed by an earlier call, if any):
 #
-#   bash docs/experiments/unstructured.sh [raw] [plex] [rules] [big] [ncu] [pack] [ex10] [repro] [ex45] [tests]
+#   bash docs/experiments/unstructured.sh [raw] [plex] [rules] [big] [ncu] [pack] [ex10] [rcm] [repro] [ex45] [tests]
 #
 #   raw:   docs/experiments/unstructured.cu (copy bandwidth first) on generated tetrahedral P1 (1.26 M rows) and P2
 #          (1.37 M rows) matrices (RAWRAND=1: also in a random numbering), then on the plex phase's matrices
@@ -16,6 +16,8 @@
 #          calls carry as deps/pcache/ instead of building PETSc again
 #   ex10:  ksp ex10, CG + Jacobi, 500 iterations, device vectors (-rhs random), -log_view: aijcusparse and csrkcuda on
 #          the large matrices (KSPSolve time; MatMult GPU rate from a second run with -log_view_gpu_time)
+#   rcm:   the same on the generated matrices in a random numbering: aijcusparse, csrkcuda, and csrkcuda with its RCM
+#          copy made at set-up (-mat_csrk_setup eager)
 #   repro: the same ex10 run 3 times with -ksp_view_solution binary:FILE, the files compared with cmp
 #   ex45:  ksp ex45 256^3 (structured), aijcusparse and csrkcuda (configure-hooks/apps.sh)
 #   tests: configure-hooks/gpu-run.sh test-kernels and sanitize (SANITIZE_KERNELS) on the second GPU while the first
@@ -150,6 +152,27 @@ ex10_table() {
 if want ex10 60; then
   printf "%-16s %-12s %10s %10s %14s %8s %s\n" matrix type "KSPSolve s" "MatMult s" "GPU MFlop/s" its "kernel"
   ex10_table $mats
+fi
+
+# rcm: the generated P1, P2 and femelast3d 64^3 in a random numbering (femelast3d by vertex), ex10 as above with
+# aijcusparse, csrkcuda (default options: the RCM copy after the products that pay for it) and csrkcuda with the RCM
+# copy made at its set-up (-mat_csrk_setup eager: the rate of the product in RCM order); MatMult rates of each stage
+if want rcm 90; then
+  for g in p1 p2; do [ -f "$top/deps/gen/$g-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/gen/tet-$g.raw" -permute 1 -o "$top/deps/gen/$g-rand.bin" >/dev/null 2>&1; done
+  [ -f "$top/deps/gen/el-rand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -o "$top/deps/gen/el-rand.bin" >/dev/null 2>&1
+  printf "%-10s %-16s %10s %6s %s\n" matrix type "KSPSolve s" its "MatMult GPU MFlop/s (each stage)"
+  for m in "$top"/deps/gen/p1-rand.bin "$top"/deps/gen/p2-rand.bin "$top"/deps/gen/el-rand.bin; do
+    for t in aijcusparse csrkcuda csrkcuda-eager; do
+      case $t in
+        csrkcuda-eager) ex10 "$m" csrkcuda -eager -info :mat -mat_csrk_setup eager; ex10 "$m" csrkcuda -eager-gputime -log_view_gpu_time -mat_csrk_setup eager ;;
+        *) ex10 "$m" $t "" -info :mat; ex10 "$m" $t -gputime -log_view_gpu_time ;;
+      esac
+      l=$log/ex10-$(basename "${m%.*}")-$t.log
+      g=$log/ex10-$(basename "${m%.*}")-$t-gputime.log
+      printf "%-10s %-16s %10s %6s %s\n" "$(basename "${m%.*}")" "$t" "$(field KSPSolve 3 "$l")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(awk '$1 == "MatMult" { printf " %s", $22 }' "$g")"
+      info_lines "$l" | grep -E "RCM|set up on the device" | sort | uniq -c | cut -c1-200
+    done
+  done
 fi
 
 # ksp ex45 256^3, CG + Jacobi 300 its, DMDA (apps.sh's command line), KSPSolve from a plain run, MatMult from one with
