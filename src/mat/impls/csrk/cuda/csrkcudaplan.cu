@@ -326,8 +326,7 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
     CSRKRowStats rs;
     PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
     PetscCall(CSRKReorderBuild(A, d, CSRKRowsVary(d->m, d->nnz, rs.sumsq), &done, &bytes, stream));
-  }
-  else if (wait > 0) d->rcmwait = wait;
+  } else if (wait > 0) d->rcmwait = wait;
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
   *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);
