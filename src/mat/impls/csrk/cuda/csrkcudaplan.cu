@@ -165,12 +165,20 @@ static PetscErrorCode CSRKUpload(Mat A, const CSRKDevice *d, CSRKIdx *rowptr, CS
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the row statistics of d that do not depend on the order of its rows */
+static void CSRKRowMoments(CSRKDevice *d, const CSRKRowStats *rs)
+{
+  d->mean        = d->m ? (PetscReal)d->nnz / d->m : 0;
+  d->var         = d->m ? PetscMax(0.0, (PetscReal)rs->sumsq / d->m - d->mean * d->mean) : 0;
+  d->maxlen      = rs->maxlen;
+  d->nonzerorows = rs->nzrows;
+}
+
 /* whether the row lengths vary beyond the sliced kernel's rule for regular rows (an RCM order then sorts them by length
    in windows, for the slices) */
-static PetscBool CSRKRowsVary(PetscInt64 m, PetscInt64 nnz, CSRKULL sumsq)
+static PetscBool CSRKRowsVary(const CSRKDevice *d)
 {
-  const PetscReal mean = m ? (PetscReal)nnz / m : 0, var = m ? PetscMax(0.0, (PetscReal)sumsq / m - mean * mean) : 0;
-  return (PetscBool)(mean > 0 && PetscSqrtReal(var) > CSRK_GPU_SLICED_MAX_CV * mean);
+  return (PetscBool)(d->mean > 0 && PetscSqrtReal(d->var) > CSRK_GPU_SLICED_MAX_CV * d->mean);
 }
 
 static PetscErrorCode CSRKRowStatsCompute(PetscInt m, const CSRKIdx *rowptr, CSRKRowStats *st, cudaStream_t stream)
@@ -235,21 +243,17 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
 {
   const MatCSRKCUDAKernel kern = opt->cuda_kernel == MAT_CSRK_CUDA_KERNEL_SCALAR ? MAT_CSRK_CUDA_KERNEL_VECTOR : opt->cuda_kernel;
   CSRKPlanStats           st;
-  int                     dev, sms;
+  int                     sms;
 
   PetscFunctionBegin;
-  PetscCallCUDA(cudaGetDevice(&dev));
-  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  d->mean        = d->m ? (PetscReal)d->nnz / d->m : 0;
-  d->var         = d->m ? PetscMax(0.0, (PetscReal)rs->sumsq / d->m - d->mean * d->mean) : 0;
-  d->maxlen      = rs->maxlen;
-  d->nonzerorows = rs->nzrows;
+  PetscCall(CSRKDeviceSMs(&sms));
+  CSRKRowMoments(d, rs);
   st.forced      = (PetscBool)(kern != MAT_CSRK_CUDA_KERNEL_AUTO);
   st.cv          = d->mean > 0 ? PetscSqrtReal(d->var) / d->mean : 0;
   st.pnnz        = (PetscInt64)rs->pnnz;
   st.maxu        = -1;
   st.sms         = sms;
-  st.fill        = (PetscBool)(d->m >= (PetscInt64)CSRK_GPU_MIN_ROWS_PER_SM * sms);
+  st.fill        = CSRKFillsDevice(d->m, sms);
   st.sliced = st.slicedtake = PETSC_FALSE;
   st.npat                   = 0;
   CSRKPlanSizes(d, opt->cuda_kernel, opt);
@@ -325,7 +329,8 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   if (!wait) {
     CSRKRowStats rs;
     PetscCall(CSRKRowStatsCompute(d->m, d->rowptr, &rs, stream));
-    PetscCall(CSRKReorderBuild(A, d, CSRKRowsVary(d->m, d->nnz, rs.sumsq), &done, &bytes, stream));
+    CSRKRowMoments(d, &rs);
+    PetscCall(CSRKReorderBuild(A, d, CSRKRowsVary(d), &done, &bytes, stream));
   } else if (wait > 0) d->rcmwait = wait;
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
   *dev = d;
@@ -354,7 +359,7 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
   o->rowptr = o->colidx = NULL;
   o->val                = NULL;
   bytes                 = sizeof(CSRKIdx) * ((size_t)d->m + 1 + (size_t)PetscMax(d->nnz, 1)) + sizeof(PetscScalar) * (size_t)PetscMax(d->nnz, 1);
-  vary                  = CSRKRowsVary(o->m, o->nnz, (CSRKULL)((o->var + o->mean * o->mean) * o->m + 0.5));
+  vary                  = CSRKRowsVary(o);
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
   PetscCall(CSRKReorderBuild(A, d, vary, &done, &bytes, stream));
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
@@ -481,14 +486,15 @@ PetscErrorCode MatCSRKCUDADeviceMult(CSRKDevice *d, PetscBool transpose, const P
   PetscFunctionBegin;
   PetscCheck(s, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The stored transpose was not built");
   PetscCall(CSRKGetStream(&stream));
-  if (d->perm && s->ymap) {
+  if (!d->perm) PetscCall((*s->plan->mult)(s, x, z, y, stream));
+  else {
     PetscCall(CSRKReorderIn(d, x, stream));
-    PetscCall((*s->plan->mult)(s, d->xp, z, y, stream));
-  } else if (d->perm) {
-    PetscCall(CSRKReorderIn(d, x, stream));
-    PetscCall((*s->plan->mult)(s, d->xp, NULL, d->yp, stream));
-    PetscCall(CSRKReorderOut(d, d->yp, z, y, stream));
-  } else PetscCall((*s->plan->mult)(s, x, z, y, stream));
+    if (s->ymap) PetscCall((*s->plan->mult)(s, d->xp, z, y, stream)); /* its kernels write y through the order */
+    else {
+      PetscCall((*s->plan->mult)(s, d->xp, NULL, d->yp, stream));
+      PetscCall(CSRKReorderOut(d, d->yp, z, y, stream));
+    }
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -505,8 +511,8 @@ PetscErrorCode MatCSRKCUDADeviceDiagonal(CSRKDevice *d, PetscBool shift, PetscSc
     PetscCall((*d->plan->diagonal)(d, shift, a, d->yp, stream));
     PetscCall(CSRKReorderOut(d, d->yp, NULL, v, stream));
   } else PetscCall((*d->plan->diagonal)(d, shift, a, v, stream));
-  /* the CSR values kept for an RCM copy to come, where the plan's layout has its own */
-  if (shift && d->rcmwait && !(d->plan->csr & CSRK_CSR_VAL)) PetscCall(CSRKDiagonalCSR(d, PETSC_TRUE, a, NULL, stream));
+  /* CSR values kept beside a layout of the plan's own (for an RCM copy to come) follow, as in the scaling */
+  if (shift && d->val && !(d->plan->csr & CSRK_CSR_VAL)) PetscCall(CSRKDiagonalCSR(d, PETSC_TRUE, a, NULL, stream));
   if (shift && d->t && d->t->m) PetscCall(CSRKDiagonalCSR(d->t, PETSC_TRUE, a, NULL, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

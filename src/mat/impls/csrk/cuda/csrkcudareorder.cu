@@ -245,7 +245,7 @@ PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions 
 {
   Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
   CSRKULL     *dfar, far = 0;
-  int          dev, sms;
+  int          sms;
 
   PetscFunctionBegin;
   *wait = -1;
@@ -254,9 +254,8 @@ PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions 
     *wait = 0;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCallCUDA(cudaGetDevice(&dev));
-  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  if (d->m < (PetscInt64)CSRK_GPU_MIN_ROWS_PER_SM * sms) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKDeviceSMs(&sms));
+  if (!CSRKFillsDevice(d->m, sms)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKScratch(&dfar, 1, stream));
   PetscCallCUDA(cudaMemsetAsync(dfar, 0, sizeof(*dfar), stream));
   CSRKFarCountKernel<<<CSRKGrid(d->m), CSRK_RCM_THREADS, 0, stream>>>(d->m, d->rowptr, d->colidx, d->m / 16, dfar);
@@ -275,13 +274,12 @@ PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions 
 static PetscErrorCode CSRKRcmLevels(const CSRKDevice *d, CSRKIdx *order, PetscInt *nlevels, PetscBool *done, cudaStream_t stream)
 {
   const int     nseeds = (int)PetscMax(1, d->m / CSRK_RCM_ROWS_PER_SEED);
-  int          *claim, *cnt, *csum, *lev, end = 0, dev, sms;
+  int          *claim, *cnt, *csum, *lev, end = 0, sms;
   CSRKRcmState *st;
   int           l;
 
   PetscFunctionBegin;
-  PetscCallCUDA(cudaGetDevice(&dev));
-  PetscCallCUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PetscCall(CSRKDeviceSMs(&sms));
   PetscCall(CSRKScratch(&claim, d->m, stream));
   PetscCall(CSRKScratch(&cnt, d->m, stream));
   PetscCall(CSRKScratch(&csum, d->m / CSRK_RCM_THREADS + 2, stream));
@@ -371,16 +369,16 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool sortlen, PetscBo
   CSRKRcmRowsOfPermKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, d->rowptr, iperm, d->pstart, len);
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKExclusiveSum(len, d->prow, d->m + 1, stream));
-  PetscCall(CSRKScratch(&pcol, d->nnz, stream));
-  PetscCall(CSRKScratch(&pval, d->nnz, stream));
+  PetscCall(CSRKMalloc(&pcol, d->nnz, NULL)); /* in place of the block's, the same sizes */
+  PetscCall(CSRKMalloc(&pval, d->nnz, NULL));
   CSRKRcmRowsKernel<<<CSRKGrid(32 * d->m), 256, 0, stream>>>(d->m, d->prow, d->pstart, iperm, d->colidx, d->val, pcol, pval);
   PetscCallCUDA(cudaGetLastError());
-  /* the layout's arrays where the block's were (the same sizes) */
+  /* the layout's arrays in place of the block's; its row pointers copied, since a variant may free d->rowptr */
   PetscCallCUDA(cudaMemcpyAsync(d->rowptr, d->prow, sizeof(CSRKIdx) * ((size_t)d->m + 1), cudaMemcpyDeviceToDevice, stream));
-  PetscCallCUDA(cudaMemcpyAsync(d->colidx, pcol, sizeof(CSRKIdx) * (size_t)d->nnz, cudaMemcpyDeviceToDevice, stream));
-  PetscCallCUDA(cudaMemcpyAsync(d->val, pval, sizeof(PetscScalar) * (size_t)d->nnz, cudaMemcpyDeviceToDevice, stream));
-  CSRKScratchFree(pcol, stream);
-  CSRKScratchFree(pval, stream);
+  CSRKCudaFree(d->colidx);
+  CSRKCudaFree(d->val);
+  d->colidx = pcol;
+  d->val    = pval;
   CSRKScratchFree(iperm, stream);
   CSRKScratchFree(len, stream);
   CSRKScratchFree(order, stream);

@@ -33,6 +33,22 @@ static PetscErrorCode CSRKScratch(T **p, PetscInt64 n, cudaStream_t stream)
     (p) = NULL; \
   } while (0)
 
+/* multiprocessors of the current device, and whether m rows fill it (CSRK_GPU_MIN_ROWS_PER_SM a multiprocessor) */
+static inline PetscErrorCode CSRKDeviceSMs(int *sms)
+{
+  int dev;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static inline PetscBool CSRKFillsDevice(PetscInt64 m, int sms)
+{
+  return (PetscBool)(m >= (PetscInt64)CSRK_GPU_MIN_ROWS_PER_SM * sms);
+}
+
 /* n values read back (the stream is synchronised) */
 template <typename T>
 static PetscErrorCode CSRKReadBack(T *h, const T *d, PetscInt n, cudaStream_t stream)
