@@ -241,6 +241,10 @@ PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscR
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
    permutation gives m/3) */
 #define CSRK_AUTO_SCRAMBLED(meandist, m) ((meandist) > (PetscReal)(m) / 16)
+/* the random-numbering test, of the CPU plan (on its sample of rows) and of the GPU's (on every nonzero): most
+   nonzeros lie farther than CSRK_SCATTER_NEAR(m) from the diagonal */
+#define CSRK_SCATTER_NEAR(m)          ((m) / 16)
+#define CSRK_SCATTERED(far, nonzeros) (2 * (far) > (nonzeros))
 /* the auto ordering's rule (MatCSRKAutoReorders()): a scrambled square block whose x exceeds the core's L2 cache, and
    fewer than half of whose nonzeros lie within the window of rows whose x fills a quarter of it (a mesh's own
    numbering keeps most of them there, a random one few) */

@@ -137,7 +137,7 @@ void MatCSRKDistances(PetscInt m, const PetscInt *ai, const PetscInt *aj, PetscI
 #define CSRK_AUTO_STRIDE 1024
 PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const PetscInt *aj, PetscReal *meandist, PetscBool *scattered)
 {
-  const PetscInt window = MatCSRKMachineL2Rows() / 4, near = m / 16;
+  const PetscInt window = MatCSRKMachineL2Rows() / 4, near = CSRK_SCATTER_NEAR(m);
   PetscInt64     sum = 0, cnt = 0, local = 0, far = 0;
 
   for (PetscInt r0 = 0; r0 < m; r0 += CSRK_AUTO_STRIDE) {
@@ -152,7 +152,7 @@ PetscBool MatCSRKAutoReorders(PetscInt m, PetscInt n, const PetscInt *ai, const 
     }
   }
   *meandist = (PetscReal)sum / (PetscReal)PetscMax(cnt, 1);
-  if (scattered) *scattered = (PetscBool)(2 * far > cnt);
+  if (scattered) *scattered = (PetscBool)CSRK_SCATTERED(far, cnt);
   if (m != n || m < 2 || n <= MatCSRKMachineL2Rows() || !CSRK_AUTO_SCRAMBLED(*meandist, m)) return PETSC_FALSE;
   return (PetscBool)(2 * local < cnt);
 }

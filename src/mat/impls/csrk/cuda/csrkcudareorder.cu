@@ -258,11 +258,11 @@ PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions 
   if (!CSRKFillsDevice(d->m, sms)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKScratch(&dfar, 1, stream));
   PetscCallCUDA(cudaMemsetAsync(dfar, 0, sizeof(*dfar), stream));
-  CSRKFarCountKernel<<<CSRKGrid(d->m), CSRK_RCM_THREADS, 0, stream>>>(d->m, d->rowptr, d->colidx, d->m / 16, dfar);
+  CSRKFarCountKernel<<<CSRKGrid(d->m), CSRK_RCM_THREADS, 0, stream>>>(d->m, d->rowptr, d->colidx, CSRK_SCATTER_NEAR(d->m), dfar);
   PetscCallCUDA(cudaGetLastError());
   PetscCall(CSRKReadBack(&far, dfar, 1, stream));
   CSRKScratchFree(dfar, stream);
-  if (2 * far > (CSRKULL)d->nnz) {
+  if (CSRK_SCATTERED(far, (CSRKULL)d->nnz)) {
     *wait = MatCSRKPlanWait(opt, CSRK_GPU_RCM_PASSES + CSRK_GPU_RCM_NNZ / PetscMax(d->nnz, 1), d->nnz);
     PetscCall(PetscInfo(A, "GPU plan: %g %% of the nonzeros lie farther than m/16 from the diagonal: the device copy in RCM order after %" PetscInt_FMT " products\n", 100.0 * (double)far / (double)d->nnz, *wait));
   }
