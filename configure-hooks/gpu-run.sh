@@ -98,7 +98,9 @@ esac
 case " $phases " in *" test "* | *" test-kernels "*)
   m=$top/../shared/matrices
   [ -d "$m" ] || m=$top/deps/matrices   # a copy carried to the GPU machine
-  for k in ${TEST_KS:-2 3}; do
+  # TEST_PART=loops: the kernel loops alone; rest: the tests after them (parts run side by side on one GPU)
+  part=${TEST_PART:-all}
+  [ "$part" = rest ] || for k in ${TEST_KS:-2 3}; do
     for kern in ${TEST_KERNELS:-scalar vector stream sliced merge block}; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
@@ -123,6 +125,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
       done
     done
   done
+  if [ "$part" != loops ]; then
   # vector kernel lanes from the mean row length: 7, 27, 81 entries
   for pr in "lap3d7 -n 20" "lap3d27 -n 16" "elasticity3d -n 10"; do run "parity vector $pr" 1 "$build/tests/parity" -problem $pr -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel vector; done
   # the device set-up of the sliced kernel: row patterns found on the device (stencils and block size 3 in natural
@@ -221,6 +224,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
   run "apiparity csrkcuda" 1 "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
+  fi
   ;;
 esac
 
