@@ -115,12 +115,12 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const P
   #define CSRK_GPU_MIN_ROWS_PER_SM 2048
   #define CSRK_MERGE_MIN_CV        1.0
 /* The expected cost of the RCM order on the device (csrkcudareorder.cu), in products of the block in a random
-   numbering, which the auto ordering waits to have run within the set-up's budget: passes over the nonzeros worth
-   CSRK_GPU_RCM_PASSES products (the copy in the new order, the plan's set-up again), and a part that does not grow
-   with them (the levels' launches, the first use of the kernels) worth the products of CSRK_GPU_RCM_NNZ nonzeros
-   (docs/tuning.md) */
-  #define CSRK_GPU_RCM_PASSES 4.0
-  #define CSRK_GPU_RCM_NNZ    1.0e9
+   numbering, which the auto ordering waits to have run within the set-up's budget: a part worth CSRK_GPU_RCM_PASSES
+   products (the levels' gathers, the copy in the new order, the plan's set-up again), and a part that does not grow
+   with the nonzeros (the levels' launches, the allocations, the first use of the kernels) worth the products of
+   CSRK_GPU_RCM_NNZ nonzeros; both fitted to the MatCSRKOrder event (docs/tuning.md) */
+  #define CSRK_GPU_RCM_PASSES 12.0
+  #define CSRK_GPU_RCM_NNZ    2.0e8
 
 /* What the plan's choice reads besides the row statistics kept in the device copy (mean, var, maxlen, nonzerorows) */
 typedef struct {

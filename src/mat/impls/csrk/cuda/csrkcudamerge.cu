@@ -25,7 +25,8 @@ typedef struct {
    auto for rows of very different lengths (cv above CSRK_MERGE_MIN_CV: power-law rows, where its even tiles keep a
    long row from serialising a sub-warp), not short rows whose units fit the stream kernel, as long as rows + nonzeros
    fit the 32-bit path coordinates; rows of a few kinds within a few multiples of the mean (finite elements of order
-   2) go to the vector kernel */
+   2) go to the vector kernel, except while the copy waits for its RCM order (d->rcmwait: a numbering that scatters
+   the gathers of x), where the merge kernel's even tiles keep more of those gathers in flight than a sub-warp a row */
 static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt64 steps = (PetscInt64)d->m + d->nnz, tilesize = CSRK_MERGE_THREADS * CSRK_MERGE_ITEMS;
@@ -34,7 +35,7 @@ static PetscErrorCode CSRKMergeSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
 
   PetscFunctionBegin;
   if (!st->forced && st->cv > CSRK_MERGE_MIN_CV && d->mean <= 8) PetscCall(CSRKPlanFits(d, st, &fits, stream));
-  if (!st->forced && !(st->cv > CSRK_MERGE_MIN_CV && !(fits && d->mean <= 8) && 2 * d->nonzerorows > d->m && (PetscInt64)d->m + d->nnz <= CSRK_IDX_MAX / 2)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && !((st->cv > CSRK_MERGE_MIN_CV || (d->rcmwait && st->cv > CSRK_GPU_SLICED_MAX_CV)) && !(fits && d->mean <= 8) && 2 * d->nonzerorows > d->m && (PetscInt64)d->m + d->nnz <= CSRK_IDX_MAX / 2)) PetscFunctionReturn(PETSC_SUCCESS);
   d->kernel = MAT_CSRK_CUDA_KERNEL_MERGE;
   d->width  = 0;
   PetscCheck(steps <= CSRK_IDX_MAX - tilesize, PETSC_COMM_SELF, PETSC_ERR_SUP, "The merge kernel needs rows + nonzeros (%" PetscInt64_FMT ") within 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", steps);
