@@ -200,7 +200,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   # with the set-up's budget, the RCM copy only after the products that pay for it
   run_info "auto ordering on the device waits under the budget" "the device copy in RCM order after" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda -ordering auto -mat_csrk_setup budget
   if grep -q "RCM order of" "$out/run-info.log"; then fail=$((fail + 1)); echo "FAIL the RCM copy was made before its wait"; else pass=$((pass + 1)); echo "ok   no RCM copy before its wait"; fi
-  # (1500 iterations, the copy changing order after about 970 products, CSRK_GPU_RCM_PASSES and CSRK_GPU_RCM_NNZ: in
+  # (1500 iterations, the copy changing order after about 1,200 products, CSRK_GPU_RCM_PASSES and CSRK_GPU_RCM_NNZ: in
   # another order the sums round differently, so CG would stop an iteration apart; the solutions are compared); values
   # changed and shifted while the copy waits (a check is two products)
   run_info "ksp csrkcuda RCM after its wait" "RCM order of 373248 rows found on the device" "$build/tests/ksp" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -pcs jacobi -mat_csrk_setup budget -max_it 1500 -rtol 1e-30

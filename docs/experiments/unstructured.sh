@@ -156,11 +156,12 @@ fi
 
 # rcm: the generated P1, P2 and femelast3d 64^3 in a random numbering (femelast3d by vertex), ex10 as above with
 # aijcusparse, csrkcuda (default options: the RCM copy after the products that pay for it) and csrkcuda with the RCM
-# copy made at its set-up (-mat_csrk_setup eager: the rate of the product in RCM order); MatMult rates of each stage
+# copy made at its set-up (-mat_csrk_setup eager: the rate of the product in RCM order); the order's time (MatCSRKOrder,
+# from the -log_view_gpu_time run, whose events end on a synchronised stream) and MatMult rates of each stage
 if want rcm 90; then
   for g in p1 p2; do [ -f "$top/deps/gen/$g-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/gen/tet-$g.raw" -permute 1 -o "$top/deps/gen/$g-rand.bin" >/dev/null 2>&1; done
   [ -f "$top/deps/gen/el-rand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -o "$top/deps/gen/el-rand.bin" >/dev/null 2>&1
-  printf "%-10s %-16s %10s %6s %s\n" matrix type "KSPSolve s" its "MatMult GPU MFlop/s (each stage)"
+  printf "%-10s %-16s %10s %6s %-22s %s\n" matrix type "KSPSolve s" its "MatCSRKOrder s (each)" "MatMult GPU MFlop/s (each stage)"
   for m in "$top"/deps/gen/p1-rand.bin "$top"/deps/gen/p2-rand.bin "$top"/deps/gen/el-rand.bin; do
     for t in aijcusparse csrkcuda csrkcuda-eager; do
       case $t in
@@ -169,7 +170,7 @@ if want rcm 90; then
       esac
       l=$log/ex10-$(basename "${m%.*}")-$t.log
       g=$log/ex10-$(basename "${m%.*}")-$t-gputime.log
-      printf "%-10s %-16s %10s %6s %s\n" "$(basename "${m%.*}")" "$t" "$(field KSPSolve 3 "$l")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(awk '$1 == "MatMult" { printf " %s", $22 }' "$g")"
+      printf "%-10s %-16s %10s %6s %-22s %s\n" "$(basename "${m%.*}")" "$t" "$(field KSPSolve 3 "$l")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(awk '$1 == "MatCSRKOrder" { printf "%s ", $4 }' "$g")" "$(awk '$1 == "MatMult" { printf " %s", $22 }' "$g")"
       info_lines "$l" | grep -E "RCM|set up on the device" | sort | uniq -c | cut -c1-200
     done
   done

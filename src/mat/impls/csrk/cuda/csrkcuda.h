@@ -118,9 +118,10 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const P
    numbering, which the auto ordering waits to have run within the set-up's budget: a part worth CSRK_GPU_RCM_PASSES
    products (the levels' gathers, the copy in the new order, the plan's set-up again), and a part that does not grow
    with the nonzeros (the levels' launches, the allocations, the first use of the kernels) worth the products of
-   CSRK_GPU_RCM_NNZ nonzeros; both fitted to the MatCSRKOrder event (docs/tuning.md) */
-  #define CSRK_GPU_RCM_PASSES 12.0
-  #define CSRK_GPU_RCM_NNZ    2.0e8
+   CSRK_GPU_RCM_NNZ nonzeros; both fitted to the costliest first order in a process that the MatCSRKOrder event
+   measured (docs/tuning.md) */
+  #define CSRK_GPU_RCM_PASSES 14.0
+  #define CSRK_GPU_RCM_NNZ    2.5e8
 
 /* What the plan's choice reads besides the row statistics kept in the device copy (mean, var, maxlen, nonzerorows) */
 typedef struct {
