@@ -8,7 +8,8 @@
 # Needs in the checkout: deps/petsc-<V>.tar.gz (pip download petsc==<V> --no-deps --no-binary :all:) and
 # deps/debs/libmetis5_*.deb, libmetis-dev_*.deb (apt-get download libmetis5 libmetis-dev).
 # Results go to $OUT (or out/): gpu-tests.log, bench-*.csv, tune-*.csv, logview-*.txt, and a summary on stdout.
-#   test:    test-kernels (every kernel on one GPU; TEST_KERNELS and TEST_KS narrow its loops) and test-mpi (a rank per GPU on every GPU of the machine, each
+#   test:    test-kernels (every kernel on one GPU; TEST_KERNELS and TEST_KS narrow its loops, TEST_PART=loops or rest runs
+#            the loops or the tests after them, for parts side by side) and test-mpi (a rank per GPU on every GPU of the machine, each
 #            rank's device checked with -device_view; 2 ranks on one GPU where the machine has one)
 #   profile: CG + Jacobi under -log_view for each GPU type (host-device traffic per event, where the solve time goes)
 #   scaling: strong and weak scaling of PETSc's tutorials on 1, 2, 4, ... GPUs up to every GPU of the machine, a rank
