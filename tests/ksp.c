@@ -4,11 +4,12 @@ static const char help[] = "KSP CG with aij and csrk: the same default precondit
                            "  -max_it <n>       iterations at most (default 2000; fewer than convergence needs is not a failure, and the\n"
                            "                    solutions are then compared to 1e-3 instead of 1e-6)\n"
                            "  -rtol <r>         relative tolerance (default 1e-8; 1e-30 runs max_it iterations)\n"
-                           "  -permute <seed>   a random symmetric permutation of the matrix first\n";
+                           "  -permute <seed>   a random symmetric permutation of the matrix first (-permute_bs <bs>: of runs of bs rows)\n";
 
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
 #include <petscksp.h>
+#include "testutil.h"
 
 static PetscInt  MaxIts = 2000;
 static PetscReal RTol   = 1e-8;
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
   Mat       A, C;
   Vec       b, xa, xc;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", *pcs[8], ctype[64] = MATCSRK;
-  PetscInt  n = 16, npcs = 8, nfail = 0, seed = -1;
+  PetscInt  n = 16, npcs = 8, nfail = 0;
   PetscBool hasfile, haspcs, hassol;
   char      solfile[PETSC_MAX_PATH_LEN];
   PetscViewer sol = NULL;
@@ -77,15 +78,7 @@ int main(int argc, char **argv)
     PetscCall(PetscStrallocpy("default", &pcs[npcs++]));
     PetscCall(PetscStrallocpy("jacobi", &pcs[npcs++]));
   }
-  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
-  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
-  if (seed >= 0) {
-    Mat P;
-    PetscCall(MatCSRKPermuteRandomBlocks(A, 1, seed, &P));
-    PetscCall(MatDestroy(&A));
-    A = P;
-  }
+  PetscCall(TestCreateMatrix(hasfile ? file : NULL, problem, n, &A));
   PetscCall(MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE));
   PetscCall(MatConvert(A, ctype, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatSetFromOptions(C));

@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 {
   Mat       A, C;
   char      file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap2d5", ctype[64] = MATCSRK, rtype[64] = MATAIJ;
-  PetscInt  n = 20, seed = -1, permbs = 1, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, longrow = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
+  PetscInt  n = 20, nfail = 0, nconf = 0, kmin = 1, kmax = 3, far = 0, longrow = 0, natural = 0, expect_patterns = -1, expect_nodes = -1;
   PetscReal tol = 1e-12;
   PetscBool hasfile, compress = PETSC_TRUE, patterns = PETSC_TRUE, cpu, ref_nodes = PETSC_TRUE, set_ref_nodes, set_ordering;
   PetscEnum only = (PetscEnum)0;
@@ -306,8 +306,6 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute_bs", &permbs, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmin", &kmin, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-kmax", &kmax, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-tol", &tol, NULL));
@@ -325,14 +323,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-ref_row_nodes", &ref_nodes, &set_ref_nodes));
   PetscCall(PetscOptionsGetEnum(NULL, NULL, "-ordering", MatCSRKOrderings, &only, &set_ordering));
   cpu = (PetscBool)!strstr(ctype, "cuda"); /* the GPU types keep 32-bit columns for the CPU kernels */
-  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
-  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
-  if (seed >= 0) {
-    Mat P;
-    PetscCall(MatCSRKPermuteRandomBlocks(A, permbs, seed, &P));
-    PetscCall(MatDestroy(&A));
-    A = P;
-  }
+  PetscCall(TestCreateMatrix(hasfile ? file : NULL, problem, n, &A));
   if (far > 0) PetscCall(AddFarEntries(A, far));
   if (longrow > 0) PetscCall(AddLongRow(A, longrow));
   PetscCall(MatConvert(A, rtype, MAT_INPLACE_MATRIX, &A));

@@ -1,6 +1,6 @@
 static const char help[] = "Conversions and changes of values and pattern: after every step the csrk matrix multiplies like an aij matrix that went through the same step.\n"
                            "  -problem <name> -n <n> | -f <file>, plus any -mat_csrk_* option for the csrk matrices\n"
-                           "  -permute <seed>: a random symmetric permutation first\n"
+                           "  -permute <seed>: a random symmetric permutation first (-permute_bs <bs>: of runs of bs rows)\n"
                            "  -rcm_wait <n>: only values changed and shifted while the products that the auto ordering's RCM copy waits\n"
                            "                 for run (csrkcuda, set-up budget), then products until it was made (at most n)\n";
 
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
   char        file[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7";
   PetscInt    n = 10, m, rstart, rend;
   PetscBool   hasfile;
-  PetscInt    seed = -1, rcmwait = 0;
+  PetscInt    rcmwait = 0;
   MatCSRKInfo info, info2;
   Vec         l, r;
 
@@ -213,16 +213,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-ctype", ctype, sizeof(ctype), NULL));
   PetscCall(PetscSNPrintf(seqtype, sizeof(seqtype), "seqaij%s", ctype));
   PetscCall(PetscSNPrintf(mpitype, sizeof(mpitype), "mpiaij%s", ctype));
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-rcm_wait", &rcmwait, NULL));
-  if (hasfile) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, &A));
-  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
-  if (seed >= 0) {
-    Mat P;
-    PetscCall(MatCSRKPermuteRandomBlocks(A, 1, seed, &P));
-    PetscCall(MatDestroy(&A));
-    A = P;
-  }
+  PetscCall(TestCreateMatrix(hasfile ? file : NULL, problem, n, &A));
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatGetSize(A, &m, NULL));
 

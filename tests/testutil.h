@@ -2,6 +2,7 @@
 #ifndef CSRK_TESTUTIL_H
 #define CSRK_TESTUTIL_H
 #include <petsccsrk.h>
+#include <petsccsrkutil.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,27 @@ static inline PetscErrorCode TestMachineFileRemove(void)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_csrk_machine_file", file, sizeof(file), NULL));
   PetscCall(PetscStrcmp(file, "none", &none));
   if (!none && !rank) remove(file);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The test's matrix: the Matrix Market file (NULL: none), else the generated problem of size n; then, with -permute
+   <seed>, a random symmetric permutation of whole runs of -permute_bs <bs> rows (1 by default) */
+static inline PetscErrorCode TestCreateMatrix(const char *file, const char *problem, PetscInt n, Mat *A)
+{
+  PetscInt seed = -1, bs = 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute_bs", &bs, NULL));
+  if (file) PetscCall(MatCSRKReadMatrixMarket(PETSC_COMM_WORLD, file, A));
+  else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, A));
+  if (seed >= 0) {
+    Mat P;
+
+    PetscCall(MatCSRKPermuteRandomBlocks(*A, bs, seed, &P));
+    PetscCall(MatDestroy(A));
+    *A = P;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
