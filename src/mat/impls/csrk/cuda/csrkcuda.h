@@ -142,7 +142,9 @@ typedef struct {
    where they are uploaded); the product y = A x (+ z); the diagonal (get, or shift by a); the scaling of values of its
    own (NULL: it reads the CSR values); a phrase for the view; and the device arrays of its layout, as offsets in it
    (0 ends the list after the first), which CSRKLayoutFree() frees with it (a candidate that its rule declines frees
-   what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*) */
+   what it made); the CSR arrays it reads once set up (the plan frees the others: CSRK_CSR_*); and the CSR columns and
+   values given back from its layout, for the RCM copy made after its wait (NULL: none; the copy that waits keeps the
+   CSR arrays beside such a layout) */
   #define CSRK_CSR_ROWPTR 1u
   #define CSRK_CSR_COLIDX 2u
   #define CSRK_CSR_VAL    4u
@@ -157,6 +159,7 @@ typedef struct _n_CSRKVariant {
   PetscErrorCode (*scale)(CSRKDevice *, PetscScalar, cudaStream_t);
   void (*view)(const CSRKDevice *, char *, size_t);
   size_t arrays[8];
+  PetscErrorCode (*tocsr)(const CSRKDevice *, CSRKIdx *, PetscScalar *, cudaStream_t);
 } CSRKVariant;
 PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantStream, CSRKVariantVector;
 PETSC_INTERN PetscErrorCode CSRKLayoutFree(const CSRKVariant *, CSRKDevice *);

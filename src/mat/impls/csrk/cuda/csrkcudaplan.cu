@@ -266,8 +266,10 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   }
   PetscCheck(d->plan, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No GPU kernel set up");
   PetscCall(PetscInfo(A, "GPU plan: %s rows (cv %g), %g rows a multiprocessor of %d, %s\n", st.forced ? "kernel forced on" : "auto rule on", (double)st.cv, (double)d->m / sms, sms, st.npat ? "row patterns" : "no row patterns"));
-  if (d->rcmwait) PetscFunctionReturn(PETSC_SUCCESS); /* the RCM copy to come is made from them */
-  if (!(d->plan->csr & CSRK_CSR_ROWPTR)) {
+  /* while the copy waits for its RCM order it keeps what the order is made from: the CSR arrays, or only the row
+     pointers where its layout gives the columns and values back (not over row patterns, which keep no columns) */
+  if (d->rcmwait && !(d->plan->tocsr && !d->npat)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!(d->plan->csr & CSRK_CSR_ROWPTR) && !d->rcmwait) {
     CSRKCudaFree(d->rowptr);
     *bytes -= sizeof(CSRKIdx) * ((size_t)d->m + 1);
   }
@@ -338,7 +340,7 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
 }
 
 /* MatCSRKCUDADeviceReorder - the device copy made again in RCM order from its own CSR arrays, which it kept for this
-   while the products the rule waited for ran (nothing is uploaded) */
+   or its layout gives back, while the products the rule waited for ran (nothing is uploaded) */
 PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDevice **dev)
 {
   CSRKDevice  *o = *dev, *d;
@@ -347,8 +349,15 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
   PetscBool    done, vary;
 
   PetscFunctionBegin;
-  PetscCheck(o->rowptr && o->colidx && o->val, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device copy did not keep its CSR arrays");
+  PetscCheck(o->rowptr && ((o->colidx && o->val) || o->plan->tocsr), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device copy did not keep its CSR arrays");
   PetscCall(CSRKGetStream(&stream));
+  if (!o->colidx || !o->val) {
+    CSRKCudaFree(o->colidx);
+    CSRKCudaFree(o->val);
+    PetscCall(CSRKMalloc(&o->colidx, o->nnz, NULL));
+    PetscCall(CSRKMalloc(&o->val, o->nnz, NULL));
+    PetscCall((*o->plan->tocsr)(o, o->colidx, o->val, stream));
+  }
   PetscCall(PetscNew(&d));
   d->m      = o->m;
   d->n      = o->n;

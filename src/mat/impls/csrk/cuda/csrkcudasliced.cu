@@ -49,17 +49,24 @@ __global__ void CSRKSliceSizeKernel(PetscInt64 m, const CSRKIdx *__restrict__ ro
   }
 }
 
-/* row r's entries into the sliced storage: entry j at sliceptr[r / 32] + j h + r % 32 (h: rows of the super-row). Also
-   the value refresh of the sliced kernels. */
-__global__ void CSRKSliceScatterKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ colidx, const PetscScalar *__restrict__ val, CSRKIdx *__restrict__ scol, PetscScalar *__restrict__ sval)
+/* row r's entries and the sliced storage: entry j at sliceptr[r / 32] + j h + r % 32 (h: rows of the super-row). Into
+   the storage (back false: the set-up, the value refresh), or back into CSR arrays (the RCM copy made after its wait
+   from a layout that kept none); NULL arrays are skipped */
+template <bool back>
+__global__ void CSRKSliceMoveKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, CSRKIdx *__restrict__ colidx, PetscScalar *__restrict__ val, CSRKIdx *__restrict__ scol, PetscScalar *__restrict__ sval)
 {
   CSRK_GRIDSTRIDE(r, m)
   {
     const PetscInt64 s = r / CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, m - s * CSRK_SLICED_SR);
     PetscInt64       p = sliceptr[s] + r % CSRK_SLICED_SR;
     for (CSRKIdx q = rowptr[r]; q < rowptr[r + 1]; q++, p += h) {
-      if (scol) scol[p] = colidx[q];
-      if (sval) sval[p] = val[q];
+      if (back) {
+        if (colidx) colidx[q] = scol[p];
+        if (val) val[q] = sval[p];
+      } else {
+        if (scol) scol[p] = colidx[q];
+        if (sval) sval[p] = val[q];
+      }
     }
   }
 }
@@ -337,7 +344,7 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
     PetscCall(CSRKMalloc(&sl->scol, sl->pnnz, bytes));
     PetscCallCUDA(cudaMemsetAsync(sl->scol, 0, sizeof(CSRKIdx) * PetscMax(sl->pnnz, 1), stream));
   }
-  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, d->colidx, d->val, sl->scol, sl->sval);
+  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, d->colidx, d->val, sl->scol, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -414,7 +421,20 @@ static PetscErrorCode CSRKSlicedRefresh(CSRKDevice *d, const PetscScalar *v, cud
   CSRKSliced *sl = (CSRKSliced *)d->data;
 
   PetscFunctionBegin;
-  CSRKSliceScatterKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, NULL, v, NULL, sl->sval);
+  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, NULL, (PetscScalar *)v, NULL, sl->sval);
+  PetscCallCUDA(cudaGetLastError());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the CSR columns and values back from the storage over plain columns (over row patterns it keeps no columns, and the
+   plan keeps the CSR arrays beside it) */
+static PetscErrorCode CSRKSlicedToCSR(const CSRKDevice *d, CSRKIdx *colidx, PetscScalar *val, cudaStream_t stream)
+{
+  const CSRKSliced *sl = (const CSRKSliced *)d->data;
+
+  PetscFunctionBegin;
+  PetscCheck(sl->scol, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The sliced storage over row patterns keeps no columns");
+  CSRKSliceMoveKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, colidx, val, sl->scol, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -461,4 +481,4 @@ static void CSRKSlicedView(const CSRKDevice *d, char *buf, size_t len)
   else snprintf(buf, len, "32-row slices column by column, 32-bit columns, %" PetscInt_FMT " padded entries", sl->pnnz);
 }
 
-const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, {offsetof(CSRKSliced, sliceptr), offsetof(CSRKSliced, sval), offsetof(CSRKSliced, scol), offsetof(CSRKSliced, rowpat), offsetof(CSRKSliced, patptr), offsetof(CSRKSliced, patoff)}};
+const CSRKVariant CSRKVariantSliced = {MAT_CSRK_CUDA_KERNEL_SLICED, CSRK_CSR_ROWPTR, CSRKSlicedSetUp, CSRKSlicedRefresh, CSRKSlicedMult, CSRKSlicedDiagonal, CSRKSlicedScale, CSRKSlicedView, {offsetof(CSRKSliced, sliceptr), offsetof(CSRKSliced, sval), offsetof(CSRKSliced, scol), offsetof(CSRKSliced, rowpat), offsetof(CSRKSliced, patptr), offsetof(CSRKSliced, patoff)}, CSRKSlicedToCSR};
