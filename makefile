@@ -73,7 +73,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
+.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu rcm-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
 all: need-petsc $(LIB) $(UTIL_LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -115,6 +115,7 @@ check:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory cuda-check
 	@$(MAKE) --no-print-directory block-emu
+	@$(MAKE) --no-print-directory rcm-emu
 	@$(MAKE) --no-print-directory test
 
 # Compiles the CUDA sources even where PETSc has no CUDA (nvcc present, no GPU), so that they cannot rot
@@ -132,6 +133,14 @@ block-emu:
 	$(call quiet,CXX,tests/blockemu.cpp)$(or $(CXX),g++) -std=c++20 -O2 -Wall -Wextra -Wno-unknown-pragmas -pthread $(TOP)/tests/blockemu.cpp -o $(BUILD)/tests/blockemu
 	@$(BUILD)/tests/blockemu >$(BUILD)/tests/blockemu.log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/blockemu.log; \
 	echo "block-emu: $$(tail -n 1 $(BUILD)/tests/blockemu.log) ($$(grep -c ': ok$$' $(BUILD)/tests/blockemu.log) cases; $(BUILD)/tests/blockemu.log)"; exit $$rc
+
+# The kernels of the GPU's RCM levels (csrkcudareorder.cuh) built for the host, their order checked against the
+# sequential definition: no GPU or nvcc needed
+rcm-emu:
+	@mkdir -p $(BUILD)/tests
+	$(call quiet,CXX,tests/rcmemu.cpp)$(or $(CXX),g++) -std=c++20 -O2 -Wall -Wextra -Wno-unknown-pragmas -pthread $(TOP)/tests/rcmemu.cpp -o $(BUILD)/tests/rcmemu
+	@$(BUILD)/tests/rcmemu >$(BUILD)/tests/rcmemu.log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/rcmemu.log; \
+	echo "rcm-emu: $$(tail -n 1 $(BUILD)/tests/rcmemu.log) ($$(grep -c ': ok$$' $(BUILD)/tests/rcmemu.log) cases; $(BUILD)/tests/rcmemu.log)"; exit $$rc
 
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh

@@ -12,6 +12,7 @@
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
 #include "csrkcudautil.cuh"
+#include "csrkcudareorder.cuh"
 
 /* one seed per this many rows; levels queued between two looks from the host; the most levels (restarts in other
    components included) before the order is given up */
@@ -28,10 +29,6 @@
 #define CSRK_RCM_THREADS       256
 #define CSRK_RCM_SCAN_THREADS  1024
 #define CSRK_RCM_NONE          0x7f7f7f7f /* a vertex not yet reached (the byte 0x7f in every byte, set with a memset) */
-
-typedef struct {
-  int needseed, seed;
-} CSRKRcmState;
 
 struct CSRKMinOp {
   __device__ int operator()(int a, int b) const { return a < b ? a : b; }
@@ -69,39 +66,6 @@ __global__ void CSRKRcmSeedsKernel(PetscInt64 m, int nseeds, CSRKIdx *__restrict
   }
 }
 
-/* each unreached neighbour of the level's vertices claimed by the first position among them */
-__global__ void CSRKRcmClaimKernel(int l, const int *__restrict__ lev, const CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int *claim)
-{
-  const int lo = lev[l], hi = lev[l + 1];
-  for (int p = lo + blockIdx.x * CSRK_RCM_THREADS + threadIdx.x; p < hi; p += CSRK_RCM_THREADS * gridDim.x) {
-    const CSRKIdx v = order[p];
-    for (CSRKIdx q = rowptr[v]; q < rowptr[v + 1]; q++) {
-      const CSRKIdx u = colidx[q];
-      if (claim[u] > p) atomicMin(&claim[u], p);
-    }
-  }
-}
-
-/* the children of each position of the level (cnt) and of each chunk of CSRK_RCM_THREADS positions (csum) */
-__global__ void CSRKRcmCountKernel(int l, const int *__restrict__ lev, const CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, const int *__restrict__ claim, int *__restrict__ cnt, int *__restrict__ csum)
-{
-  typedef cub::BlockReduce<int, CSRK_RCM_THREADS> Reduce;
-  __shared__ typename Reduce::TempStorage tmp;
-  const int                               lo = lev[l], hi = lev[l + 1];
-  for (int c0 = lo + blockIdx.x * CSRK_RCM_THREADS; c0 < hi; c0 += CSRK_RCM_THREADS * gridDim.x) {
-    const int p = c0 + threadIdx.x;
-    int       n = 0;
-    if (p < hi) {
-      const CSRKIdx v = order[p];
-      for (CSRKIdx q = rowptr[v]; q < rowptr[v + 1]; q++) n += claim[colidx[q]] == p;
-      cnt[p - lo] = n;
-    }
-    n = Reduce(tmp).Sum(n);
-    if (!threadIdx.x) csum[(c0 - lo) / CSRK_RCM_THREADS] = n;
-    __syncthreads();
-  }
-}
-
 /* one block: the chunks' offsets (exclusive sums of csum), the next level's end, and whether the next level restarts
    from a seed in a component not reached */
 __global__ void CSRKRcmScanKernel(int l, PetscInt64 m, int *__restrict__ lev, int *__restrict__ csum, CSRKRcmState *st)
@@ -109,7 +73,7 @@ __global__ void CSRKRcmScanKernel(int l, PetscInt64 m, int *__restrict__ lev, in
   typedef cub::BlockScan<int, CSRK_RCM_SCAN_THREADS> Scan;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ int                        carry;
-  const int                             lo = lev[l], hi = lev[l + 1], nc = (hi - lo + CSRK_RCM_THREADS - 1) / CSRK_RCM_THREADS;
+  const int                             lo = lev[l], hi = lev[l + 1], nc = (hi - lo + CSRK_RCM_CHUNK - 1) / CSRK_RCM_CHUNK;
   if (!threadIdx.x) carry = 0;
   __syncthreads();
   for (int c0 = 0; c0 < nc; c0 += CSRK_RCM_SCAN_THREADS) {
@@ -141,34 +105,6 @@ __global__ void CSRKRcmRestartKernel(PetscInt64 m, const int *__restrict__ claim
     int              s = u < m && claim[u] == CSRK_RCM_NONE ? (int)u : CSRK_RCM_NONE;
     s                  = Reduce(tmp).Reduce(s, CSRKMinOp());
     if (!threadIdx.x && s != CSRK_RCM_NONE) atomicMin(&st->seed, s);
-    __syncthreads();
-  }
-}
-
-/* the children of each position written after the level, in the order of their parents' positions and, for one
-   parent, of its row; or the restart's seed */
-__global__ void CSRKRcmPlaceKernel(int l, int *__restrict__ lev, CSRKIdx *__restrict__ order, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, int *__restrict__ claim, const int *__restrict__ cnt, const int *__restrict__ csum, CSRKRcmState *st)
-{
-  typedef cub::BlockScan<int, CSRK_RCM_THREADS> Scan;
-  __shared__ typename Scan::TempStorage tmp;
-  const int                             lo = lev[l], hi = lev[l + 1];
-  if (!blockIdx.x && !threadIdx.x && st->needseed) {
-    const int s  = st->seed;
-    order[hi]    = s;
-    claim[s]     = -1;
-    lev[l + 2]   = hi + 1;
-    st->needseed = 0;
-  }
-  for (int c0 = lo + blockIdx.x * CSRK_RCM_THREADS; c0 < hi; c0 += CSRK_RCM_THREADS * gridDim.x) {
-    const int p = c0 + threadIdx.x;
-    int       n = p < hi ? cnt[p - lo] : 0, off;
-    Scan(tmp).ExclusiveSum(n, off);
-    if (n) {
-      const CSRKIdx v = order[p];
-      int           k = hi + csum[(c0 - lo) / CSRK_RCM_THREADS] + off;
-      for (CSRKIdx q = rowptr[v]; q < rowptr[v + 1]; q++)
-        if (claim[colidx[q]] == p) order[k++] = colidx[q];
-    }
     __syncthreads();
   }
 }
@@ -230,9 +166,11 @@ __global__ void CSRKRcmScatterKernel(PetscInt64 m, const CSRKIdx *__restrict__ p
   }
 }
 
+/* the blocks of a level's kernels: as many as the multiprocessors hold at once (2,048 threads each), so that the
+   sub-warps walk a level of some tens of thousands of rows in one wave */
 static inline unsigned CSRKRcmGrid(int sms)
 {
-  return (unsigned)(2 * sms);
+  return (unsigned)(2048 / CSRK_RCM_THREADS * sms);
 }
 
 /* CSRKReorderWhen - the policy: whether the device copy of this block is made in RCM order, and after how many
@@ -282,7 +220,7 @@ static PetscErrorCode CSRKRcmLevels(const CSRKDevice *d, CSRKIdx *order, PetscIn
   PetscCall(CSRKDeviceSMs(&sms));
   PetscCall(CSRKScratch(&claim, d->m, stream));
   PetscCall(CSRKScratch(&cnt, d->m, stream));
-  PetscCall(CSRKScratch(&csum, d->m / CSRK_RCM_THREADS + 2, stream));
+  PetscCall(CSRKScratch(&csum, d->m / CSRK_RCM_CHUNK + 2, stream));
   PetscCall(CSRKScratch(&lev, CSRK_RCM_MAX_LEVELS + 2, stream));
   PetscCall(CSRKScratch(&st, 1, stream));
   PetscCallCUDA(cudaMemsetAsync(claim, 0x7f, sizeof(int) * (size_t)d->m, stream));
@@ -290,11 +228,11 @@ static PetscErrorCode CSRKRcmLevels(const CSRKDevice *d, CSRKIdx *order, PetscIn
   PetscCallCUDA(cudaGetLastError());
   *done = PETSC_FALSE;
   for (l = 0; l < CSRK_RCM_MAX_LEVELS && !*done; l++) {
-    CSRKRcmClaimKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim);
-    CSRKRcmCountKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, cnt, csum);
+    CSRKRcmClaimKernel<CSRK_RCM_LANES><<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, csum);
+    CSRKRcmCountKernel<CSRK_RCM_LANES><<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, cnt, csum);
     CSRKRcmScanKernel<<<1, CSRK_RCM_SCAN_THREADS, 0, stream>>>(l, d->m, lev, csum, st);
     CSRKRcmRestartKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(d->m, claim, st);
-    CSRKRcmPlaceKernel<<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, cnt, csum, st);
+    CSRKRcmPlaceKernel<CSRK_RCM_LANES><<<CSRKRcmGrid(sms), CSRK_RCM_THREADS, 0, stream>>>(l, lev, order, d->rowptr, d->colidx, claim, cnt, csum, st);
     PetscCallCUDA(cudaGetLastError());
     if ((l + 1) % CSRK_RCM_SYNC_LEVELS == 0 || l + 1 == CSRK_RCM_MAX_LEVELS) {
       PetscCall(CSRKReadBack(&end, lev + l + 2, 1, stream));
