@@ -8,30 +8,7 @@
    empty rows, a rectangular block, columns spanning more than 16 bits), no rows, only empty rows.
    Prints one line per case and "all ok"; exits 1 on any failure. Built and run by `make block-emu` (`make check`).
 */
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <cstdlib>
-#include <vector>
-#include <thread>
-#include <barrier>
-#include <algorithm>
-#include <random>
-#include <cmath>
-typedef double PetscScalar;
-typedef double PetscReal;
-typedef int64_t PetscInt64;
-typedef int64_t PetscInt;
-typedef int32_t CSRKIdx;
-typedef int PetscBool;
-struct dim3 { unsigned x = 0, y = 0, z = 0; };
-static thread_local dim3 threadIdx;
-static dim3 blockIdx, blockDim, gridDim;
-#define __global__ static
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(x)
-using std::min; using std::max;
+#include "cudaemu.h"
 template <class T> T __ldcs(const T *p) { return *p; }
 static std::barrier<> *bar;
 static double shbuf[32];

@@ -9,31 +9,10 @@
    components, a star (a row longer than the lanes many times over), isolated rows, one row.
    Prints one line per case and "all ok"; exits 1 on any failure. Built and run by `make rcm-emu` (`make check`).
 */
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <cstdlib>
-#include <vector>
-#include <thread>
-#include <barrier>
+#include "cudaemu.h"
 #include <mutex>
 #include <memory>
-#include <algorithm>
-#include <random>
 #include <set>
-typedef int64_t PetscInt64;
-typedef int64_t PetscInt;
-typedef double  PetscScalar;
-typedef int32_t CSRKIdx;
-struct dim3 { unsigned x = 0, y = 0, z = 0; };
-static thread_local dim3 threadIdx;
-static dim3 blockIdx, blockDim, gridDim;
-#define __global__ static
-#define __device__
-#define __forceinline__ inline
-#define __restrict__
-#define __launch_bounds__(x)
-using std::min; using std::max;
 
 // sub-warp intrinsics: the lanes of `mask` (one sub-warp) meet at the barrier of its first lane
 static std::unique_ptr<std::barrier<>> subbar[32];
