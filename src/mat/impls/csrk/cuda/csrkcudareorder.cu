@@ -278,11 +278,13 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool sortlen, PetscBo
     PetscCall(PetscInfo(A, "GPU plan: no RCM order within %d levels: the user's ordering\n", CSRK_RCM_MAX_LEVELS));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(CSRKMalloc(&d->perm, d->m, bytes));
-  PetscCall(CSRKMalloc(&d->pstart, d->m, bytes));
-  PetscCall(CSRKMalloc(&d->prow, d->m + 1, bytes));
-  PetscCall(CSRKMalloc(&d->xp, d->m, bytes));
-  PetscCall(CSRKMalloc(&d->yp, d->m, bytes));
+  /* the order's indices in one allocation and its work vectors in another (CSRKReorderFree): an allocation costs more
+     than a pass over these arrays */
+  PetscCall(CSRKMalloc(&d->perm, 3 * d->m + 1, bytes));
+  d->pstart = d->perm + d->m;
+  d->prow   = d->pstart + d->m;
+  PetscCall(CSRKMalloc(&d->xp, 2 * d->m, bytes));
+  d->yp = d->xp + d->m;
   PetscCall(CSRKScratch(&iperm, d->m, stream));
   PetscCall(CSRKScratch(&len, d->m + 1, stream));
   CSRKRcmReverseKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, order, d->perm);
@@ -367,10 +369,9 @@ PetscErrorCode CSRKReorderOut(const CSRKDevice *d, const PetscScalar *yp, const 
 PetscErrorCode CSRKReorderFree(CSRKDevice *d)
 {
   PetscFunctionBegin;
-  CSRKCudaFree(d->perm);
-  CSRKCudaFree(d->pstart);
-  CSRKCudaFree(d->prow);
-  CSRKCudaFree(d->xp);
-  CSRKCudaFree(d->yp);
+  CSRKCudaFree(d->perm); /* pstart and prow with it */
+  CSRKCudaFree(d->xp);   /* yp with it */
+  d->pstart = d->prow = NULL;
+  d->yp               = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
