@@ -26,6 +26,7 @@ endif
 METIS_CFLAGS ?= $(if $(METIS_DIR),-I$(METIS_DIR)/include,$(shell pkg-config --cflags metis 2>/dev/null))
 METIS_LIBS   ?= $(if $(METIS_DIR),-L$(METIS_DIR)/lib -Wl$(comma)-rpath$(comma)$(METIS_DIR)/lib -lmetis,$(or $(shell pkg-config --libs metis 2>/dev/null),-lmetis))
 OPENMP_FLAGS ?= -fopenmp
+NV_OPENMP_FLAGS ?= -fopenmp
 comma := ,
 
 CC_        := $(or $(PCC),mpicc)
@@ -62,8 +63,8 @@ CSRK_CUDA   := $(if $(PETSC_CONF),$(shell grep -qs "define PETSC_HAVE_CUDA 1" $(
 NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH   ?= 90
 MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
-NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
-CUDA_SRC    := $(addprefix src/mat/impls/csrk/cuda/,csrkcudaplan.cu csrkcudakernels.cu csrkcudasliced.cu csrkcudamerge.cu csrkcudablock.cu csrkcudahalo.cu csrkcudareorder.cu)
+NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC -Xcompiler $(NV_OPENMP_FLAGS) $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
+CUDA_SRC    := $(addprefix src/mat/impls/csrk/cuda/,csrkcudaplan.cu csrkcudakernels.cu csrkcudasliced.cu csrkcudamerge.cu csrkcudablock.cu csrkcudahalo.cu csrkcudareorder.cu csrkcudastage.cu)
 CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c src/mat/impls/csrk/cuda/csrkcudampi.c
 ifeq ($(CSRK_CUDA),1)
   EXTRA_CFLAGS += -DCSRK_HAVE_CUDA
@@ -73,7 +74,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu rcm-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
+.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu rcm-emu stage-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
 all: need-petsc $(LIB) $(UTIL_LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -116,6 +117,7 @@ check:
 	@$(MAKE) --no-print-directory cuda-check
 	@$(MAKE) --no-print-directory block-emu
 	@$(MAKE) --no-print-directory rcm-emu
+	@$(MAKE) --no-print-directory stage-emu
 	@$(MAKE) --no-print-directory test
 
 # Compiles the CUDA sources even where PETSc has no CUDA (nvcc present, no GPU), so that they cannot rot
@@ -141,6 +143,12 @@ rcm-emu:
 	$(call quiet,CXX,tests/rcmemu.cpp)$(or $(CXX),g++) -std=c++20 -O2 -Wall -Wextra -Wno-unknown-pragmas -pthread $(TOP)/tests/rcmemu.cpp -o $(BUILD)/tests/rcmemu
 	@$(BUILD)/tests/rcmemu >$(BUILD)/tests/rcmemu.log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/rcmemu.log; \
 	echo "rcm-emu: $$(tail -n 1 $(BUILD)/tests/rcmemu.log) ($$(grep -c ': ok$$' $(BUILD)/tests/rcmemu.log) cases; $(BUILD)/tests/rcmemu.log)"; exit $$rc
+
+# The host side of the GPU's staged upload (csrkcudastage.cuh): every byte of a chunk, whatever the threads
+stage-emu:
+	@mkdir -p $(BUILD)/tests
+	$(call quiet,CXX,tests/stageemu.cpp)$(or $(CXX),g++) -std=c++17 -O2 -Wall -Wextra $(OPENMP_FLAGS) $(TOP)/tests/stageemu.cpp -o $(BUILD)/tests/stageemu
+	@$(BUILD)/tests/stageemu; rc=$$?; echo "stage-emu: exit $$rc"; exit $$rc
 
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh

@@ -126,11 +126,11 @@ static PetscErrorCode CSRKUploadIdx(CSRKIdx *dst, const PetscInt *src, PetscInt6
 {
   PetscFunctionBegin;
   if (!n) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sizeof(PetscInt) == sizeof(CSRKIdx)) PetscCallCUDA(cudaMemcpyAsync(dst, src, sizeof(CSRKIdx) * n, cudaMemcpyHostToDevice, stream));
+  if (sizeof(PetscInt) == sizeof(CSRKIdx)) PetscCall(MatCSRKCUDAUploadHost(dst, src, sizeof(CSRKIdx) * n, stream));
   else {
     PetscInt *tmp;
     PetscCall(CSRKScratch(&tmp, n, stream));
-    PetscCallCUDA(cudaMemcpyAsync(tmp, src, sizeof(PetscInt) * n, cudaMemcpyHostToDevice, stream));
+    PetscCall(MatCSRKCUDAUploadHost(tmp, src, sizeof(PetscInt) * n, stream));
     CSRKToIdxKernel<<<CSRKGrid(n), 256, 0, stream>>>(n, tmp, dst);
     PetscCallCUDA(cudaGetLastError());
     CSRKScratchFree(tmp, stream);
@@ -155,7 +155,7 @@ static PetscErrorCode CSRKUpload(Mat A, const CSRKDevice *d, CSRKIdx *rowptr, CS
   if (rowptr && d->perm) PetscCallCUDA(cudaMemcpyAsync(rowptr, d->prow, sizeof(CSRKIdx) * ((size_t)d->m + 1), cudaMemcpyDeviceToDevice, stream));
   else if (rowptr) PetscCall(CSRKUploadIdx(rowptr, ai, (PetscInt64)d->m + 1, stream));
   if (colidx) PetscCall(CSRKUploadIdx(ucol, aj, d->nnz, stream));
-  if (val && d->nnz) PetscCallCUDA(cudaMemcpyAsync(uval, aa, sizeof(PetscScalar) * d->nnz, cudaMemcpyHostToDevice, stream));
+  if (val && d->nnz) PetscCall(MatCSRKCUDAUploadHost(uval, aa, sizeof(PetscScalar) * d->nnz, stream));
   PetscCall(PetscLogCpuToGpu(sizeof(PetscInt) * ((rowptr && !d->perm ? d->m + 1.0 : 0.0) + (colidx ? d->nnz : 0.0)) + (val ? sizeof(PetscScalar) * (PetscLogDouble)d->nnz : 0.0)));
   if (d->perm && (colidx || val)) {
     PetscCall(CSRKReorderArrays(d, ucol, uval, colidx, val, stream));
