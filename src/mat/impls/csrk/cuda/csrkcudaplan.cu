@@ -408,9 +408,8 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   CSRKDevice     *t;
   CSRKRowStats    rs;
   cudaStream_t    stream;
-  size_t          bytes = 0, tb = 0;
-  void           *tmp = NULL;
-  int             bits = 1;
+  size_t          bytes = 0;
+  int             bits  = 1;
 
   PetscFunctionBegin;
   if (d->t) PetscFunctionReturn(PETSC_SUCCESS);
@@ -433,12 +432,7 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   PetscCallCUDA(cudaGetLastError());
   CSRKIotaKernel<<<CSRKGrid(d->nnz), 256, 0, stream>>>(d->nnz, iota);
   PetscCallCUDA(cudaGetLastError());
-  if (d->nnz) {
-    PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, colidx, skey, iota, d->tmap, (int)d->nnz, 0, bits, stream));
-    PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
-    PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, colidx, skey, iota, d->tmap, (int)d->nnz, 0, bits, stream));
-    PetscCallCUDA(cudaFreeAsync(tmp, stream));
-  }
+  PetscCall(CSRKSortPairs(colidx, skey, iota, d->tmap, d->nnz, bits, stream));
   PetscCall(CSRKMalloc(&t->rowptr, (PetscInt64)t->m + 1, &bytes));
   PetscCall(CSRKMalloc(&t->colidx, t->nnz, &bytes));
   PetscCall(CSRKMalloc(&t->val, t->nnz, &bytes));

@@ -156,14 +156,10 @@ __global__ void CSRKRcmRowsKernel(PetscInt64 m, const CSRKIdx *__restrict__ prow
   }
 }
 
-/* y[perm[i]] = yp[i] (+ z[perm[i]]) */
+/* y[perm[i]] = yp[i] (+ z[perm[i]]), as the kernels that write y through the order store it */
 __global__ void CSRKRcmScatterKernel(PetscInt64 m, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ yp, const PetscScalar *z, PetscScalar *y)
 {
-  CSRK_GRIDSTRIDE(i, m)
-  {
-    const CSRKIdx r = perm[i];
-    y[r]            = z ? yp[i] + z[r] : yp[i];
-  }
+  CSRK_GRIDSTRIDE(i, m) CSRKStore(i, perm, z, y, yp[i]);
 }
 
 /* the blocks of a level's kernels: as many as the multiprocessors hold at once (2,048 threads each), so that the
@@ -291,17 +287,12 @@ PetscErrorCode CSRKReorderBuild(Mat A, CSRKDevice *d, PetscBool sortlen, PetscBo
   PetscCallCUDA(cudaGetLastError());
   if (sortlen) {
     CSRKULL *key, *skey;
-    void    *tmp = NULL;
-    size_t   tb  = 0;
 
     PetscCall(CSRKScratch(&key, d->m, stream));
     PetscCall(CSRKScratch(&skey, d->m, stream));
     CSRKRcmLengthKeyKernel<<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->perm, d->rowptr, key);
     PetscCallCUDA(cudaGetLastError());
-    PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, d->perm, order, (int)d->m, 0, 64, stream));
-    PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
-    PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, d->perm, order, (int)d->m, 0, 64, stream));
-    PetscCallCUDA(cudaFreeAsync(tmp, stream));
+    PetscCall(CSRKSortPairs(key, skey, d->perm, order, d->m, 64, stream));
     PetscCallCUDA(cudaMemcpyAsync(d->perm, order, sizeof(CSRKIdx) * (size_t)d->m, cudaMemcpyDeviceToDevice, stream));
     CSRKScratchFree(key, stream);
     CSRKScratchFree(skey, stream);

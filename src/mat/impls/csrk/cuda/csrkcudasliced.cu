@@ -243,8 +243,6 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   CSRKULL       *key, *skey;
   CSRKIdx       *row, *srow, *rep = NULL, *plen = NULL;
   int           *head, *id, *bad, hbad = 0, last[2];
-  void          *tmp = NULL;
-  size_t         tb  = 0;
   PetscInt       npat, nent = 0;
   uint16_t      *rowpat = NULL;
   CSRKIdx       *patptr = NULL;
@@ -259,10 +257,7 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
   srow = row + m;
   CSRKRowHashKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, d->rowptr, d->colidx, key, row);
   PetscCallCUDA(cudaGetLastError());
-  PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, row, srow, (int)m, 0, 64, stream));
-  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
-  PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, row, srow, (int)m, 0, 64, stream));
-  PetscCallCUDA(cudaFreeAsync(tmp, stream));
+  PetscCall(CSRKSortPairs(key, skey, row, srow, m, 64, stream));
   PetscCall(CSRKScratch(&head, 2 * (PetscInt64)m, stream));
   id = head + m;
   CSRKRunHeadKernel<<<CSRKGrid(m), 256, 0, stream>>>(m, skey, head);

@@ -74,4 +74,20 @@ static PetscErrorCode CSRKExclusiveSum(const T *in, T *out, PetscInt n, cudaStre
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the n pairs (key, val) sorted by the low bits of their keys into (skey, sval), stably (CUB's radix sort) */
+template <typename K, typename V>
+static PetscErrorCode CSRKSortPairs(const K *key, K *skey, const V *val, V *sval, PetscInt64 n, int bits, cudaStream_t stream)
+{
+  void  *tmp = NULL;
+  size_t tb  = 0;
+
+  PetscFunctionBegin;
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, val, sval, (int)n, 0, bits, stream));
+  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
+  PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, val, sval, (int)n, 0, bits, stream));
+  PetscCallCUDA(cudaFreeAsync(tmp, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 #endif
