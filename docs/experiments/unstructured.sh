@@ -15,7 +15,8 @@
 #   pack:  the installed PETSc (stripped, with the tutorials apps.sh builds) as $OUT/petsc-cuda.tar.xz.NN, which later
 #          calls carry as deps/pcache/ instead of building PETSc again
 #   ex10:  ksp ex10, CG + Jacobi, 500 iterations, device vectors (-rhs random), -log_view: aijcusparse and csrkcuda on
-#          the large matrices (KSPSolve time; MatMult GPU rate from a second run with -log_view_gpu_time)
+#          the large matrices (KSPSolve time, the better of two plain runs; MatMult GPU rate from a run with
+#          -log_view_gpu_time)
 #   rcm:   the same on the generated matrices in a random numbering: aijcusparse, csrkcuda, and csrkcuda with its RCM
 #          copy made at set-up (-mat_csrk_setup eager)
 #   repro: the same ex10 run 3 times with -ksp_view_solution binary:FILE, the files compared with cmp
@@ -136,20 +137,33 @@ ex10() {
   timeout 120 "$apps/ex10" -f "$m" -ksp_type cg -pc_type jacobi -ksp_max_it 500 -ksp_rtol 1e-30 -ksp_divtol 1e300 -rhs random -mat_type "$t" -vec_type cuda -dll_append "$lib" -log_view -ksp_converged_reason "$@" >"$log/ex10-$(basename "${m%.*}")-$t$tag.log" 2>&1
 }
 field() { awk -v e="$1" -v f="$2" '$1 == e { s += $(f + 1); n++ } END { if (n) printf "%g", s; else printf "-" }' "$3"; }
-# ex10_table M...: aijcusparse and csrkcuda on each, KSPSolve (sum of ex10's two solves) from a plain run, the MatMult
-# time and GPU rate of the second solve from a run with -log_view_gpu_time
+# ex10_table M...: aijcusparse and csrkcuda on each, KSPSolve (sum of ex10's two solves) the better of two plain runs
+# (the second of each type after the first of both), the MatMult time and GPU rate of the second solve from a run
+# with -log_view_gpu_time
 ex10_table() {
+  local m t l g ksp
   for m in "$@"; do
     for t in aijcusparse csrkcuda; do
       ex10 "$m" "$t" "" -info :mat
       ex10 "$m" "$t" -gputime -log_view_gpu_time
+    done
+    for t in aijcusparse csrkcuda; do
+      ex10 "$m" "$t" -r2
       l=$log/ex10-$(basename "${m%.*}")-$t.log
       g=$log/ex10-$(basename "${m%.*}")-$t-gputime.log
-      printf "%-16s %-12s %10s %10s %14s %8s %s\n" "$(basename "${m%.*}")" "$t" "$(field KSPSolve 3 "$l")" "$(field MatMult 3 "$g")" "$(awk '$1 == "MatMult" { r = $22 } END { print r }' "$g")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(grep -oE "set up on the device: kernel [a-z]+" "$l" | head -n 1 | awk '{ print $NF }')"
+      ksp=$(printf "%s\n%s\n" "$(field KSPSolve 3 "$l")" "$(field KSPSolve 3 "$log/ex10-$(basename "${m%.*}")-$t-r2.log")" | sort -g | head -n 1)
+      printf "%-16s %-12s %10s %10s %14s %8s %s\n" "$(basename "${m%.*}")" "$t" "$ksp" "$(field MatMult 3 "$g")" "$(awk '$1 == "MatMult" { r = $22 } END { print r }' "$g")" "$(grep -oE "iterations [0-9]+" "$l" | awk '{ s += $2 } END { print s + 0 }')" "$(grep -oE "set up on the device: kernel [a-z]+" "$l" | head -n 1 | awk '{ print $NF }')"
     done
   done
 }
+# the plex job's matrices, made on every core: the ex10 runs, whose set-up is host work too, wait for them
+plex_wait() {
+  [ -n "$plexjob" ] || return 0
+  wait "$plexjob" && grep -E "made|could not" "$log/apps-make.txt"
+  plexjob=
+}
 if want ex10 60; then
+  plex_wait
   printf "%-16s %-12s %10s %10s %14s %8s %s\n" matrix type "KSPSolve s" "MatMult s" "GPU MFlop/s" its "kernel"
   ex10_table $mats
 fi
@@ -160,6 +174,7 @@ fi
 # from the -log_view_gpu_time run, whose events end on a synchronised stream) and MatMult rates of each stage; KSPSolve
 # the better of two plain runs, the second of aijcusparse and csrkcuda after the first of every type
 if want rcm 130; then
+  plex_wait
   for g in p1 p2; do [ -f "$top/deps/gen/$g-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/gen/tet-$g.raw" -permute 1 -o "$top/deps/gen/$g-rand.bin" >/dev/null 2>&1; done
   [ -f "$top/deps/gen/el-rand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -o "$top/deps/gen/el-rand.bin" >/dev/null 2>&1
   printf "%-10s %-16s %10s %6s %-22s %s\n" matrix type "KSPSolve s" its "MatCSRKOrder s (each)" "MatMult GPU MFlop/s (each stage)"
@@ -204,8 +219,7 @@ if want autotests 20; then
   done
 fi
 
-# the plex job's matrices, once it is done
-[ -n "$plexjob" ] && wait "$plexjob" && grep -E "made|could not" "$log/apps-make.txt"
+plex_wait
 pm=
 for f in fem-p1 fem-p2; do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
 if [ -n "$pm" ] && want raw 40; then
