@@ -16,7 +16,9 @@
 # the tutorial's numbering and randomly renumbered (tutorials/permbin), and on the generated problems fem3d and
 # femelast3d (src/mat/utils/problems.c):
 #   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3); FEM_REFINE=5 refines once more
-#                      (P1: about 3 M rows; with a FEM_DIR of its own, since the matrices are kept by name)
+#                      (P1: about 3 M rows; with a FEM_DIR of its own, since the matrices are kept by name);
+#                      FEM_BOX=N: on DMPlex's box mesh of N^3 cubes of 6 tetrahedra instead of the mesh file
+#                      (FEM_BOX=13 FEM_REFINE=3: P1 and P2 of about 1.1 M rows each)
 #   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
 #                      refinement takes minutes)
 #   fem-elast-p2:      the same in P2 (-dm_refine 3: about 1.2 M rows of about 80 nonzeros)
@@ -97,7 +99,9 @@ femmat() {
   [ -f "$f" ] && return 0
   mkdir -p "$femdir"
   [ "$base" != "$name" ] && perm=1
-  plex="-dm_plex_filename $mesh -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
+  plex="-dm_plex_filename $mesh"
+  [ -n "${FEM_BOX:-}" ] && plex="-dm_plex_dim 3 -dm_plex_box_faces $FEM_BOX,$FEM_BOX,$FEM_BOX"
+  plex="$plex -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
   if [ ! -f "$femdir/$base.raw" ]; then
     local t0=$SECONDS
     case $base in

@@ -8,7 +8,7 @@
 #   raw:   docs/experiments/unstructured.cu (copy bandwidth first) on generated tetrahedral P1 (1.26 M rows) and P2
 #          (1.37 M rows) matrices (RAWRAND=1: also in a random numbering), then on the plex phase's matrices
 #   plex:  snes ex13's P1 and P2 (DMPlex's numbering) and femelast3d made by configure-hooks/apps.sh, on the host
-#          while GPU 0 runs the raw phase
+#          while GPU 0 runs the raw phase (FEM_REFINE, FEM_BOX: apps.sh's sizes; FEM_TIMEOUT: seconds a matrix)
 #   rules: tutorials/bench with each kernel forced against auto on the matrices behind the auto rule's constants
 #   big:   tutorials/bench, auto (BIG_TYPES: more) against aijcusparse on the large matrices
 #   ncu:   Nsight Compute on the row kernel, cuSPARSE and the sliced kernel (generated P1)
@@ -120,7 +120,7 @@ mkdir -p "$top/deps/fem"
 [ -f "$top/deps/fem/gen-femelast3d.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 56 -permute -1 -o "$top/deps/fem/gen-femelast3d.bin" >/dev/null 2>&1
 for n in 48 64; do [ -f "$top/deps/fem/gen-femelast3d-$n.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n $n -permute -1 -o "$top/deps/fem/gen-femelast3d-$n.bin" >/dev/null 2>&1; done
 if want plex 100; then
-  ( APPS=fem-p1,fem-p2 REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=200 FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
+  ( APPS=fem-p1,fem-p2 REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=${FEM_TIMEOUT:-200} FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
   plexjob=$!
 fi
 gens="$top/deps/gen/tet-p1.raw $top/deps/gen/tet-p2.raw"
