@@ -17,8 +17,8 @@
 # femelast3d (src/mat/utils/problems.c):
 #   fem-p1, fem-p2:    snes ex13 Poisson, P1 (-dm_refine 4) and P2 (-dm_refine 3); FEM_REFINE=5 refines once more
 #                      (P1: about 3 M rows; with a FEM_DIR of its own, since the matrices are kept by name);
-#                      FEM_BOX=N: on DMPlex's box mesh of N^3 cubes of 6 tetrahedra instead of the mesh file
-#                      (FEM_BOX=13 FEM_REFINE=3: P1 and P2 of about 1.1 M rows each)
+#                      FEM_BOX=N: on DMPlex's box mesh of N^3 hexahedra, refined, then cut into tetrahedra,
+#                      instead of the mesh file (PETSc 3.26; FEM_BOX=13 FEM_REFINE=3: P1 and P2 of about 1.1 M rows)
 #   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
 #                      refinement takes minutes)
 #   fem-elast-p2:      the same in P2 (-dm_refine 3: about 1.2 M rows of about 80 nonzeros)
@@ -100,7 +100,8 @@ femmat() {
   mkdir -p "$femdir"
   [ "$base" != "$name" ] && perm=1
   plex="-dm_plex_filename $mesh"
-  [ -n "${FEM_BOX:-}" ] && plex="-dm_plex_dim 3 -dm_plex_box_faces $FEM_BOX,$FEM_BOX,$FEM_BOX"
+  # the box of hexahedra refined, then each cut into tetrahedra (DMPlex's simplex box needs TetGen; PETSc 3.26's phases)
+  [ -n "${FEM_BOX:-}" ] && plex="-dm_plex_dim 3 -dm_plex_simplex 0 -dm_plex_box_faces $FEM_BOX,$FEM_BOX,$FEM_BOX -dm_plex_option_phases sim_ -sim_dm_refine 1 -sim_dm_plex_transform_type refine_tosimplex"
   plex="$plex -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
   if [ ! -f "$femdir/$base.raw" ]; then
     local t0=$SECONDS

@@ -16,7 +16,7 @@
 #          calls carry as deps/pcache/ instead of building PETSc again
 #   ex10:  ksp ex10, CG + Jacobi, 500 iterations, device vectors (-rhs random), -log_view: aijcusparse and csrkcuda on
 #          the large matrices (KSPSolve time, the better of two plain runs; MatMult GPU rate from a run with
-#          -log_view_gpu_time)
+#          -log_view_gpu_time; EX10_GEN=0: the plex phase's matrices only)
 #   rcm:   the same on the generated matrices in a random numbering: aijcusparse, csrkcuda, and csrkcuda with its RCM
 #          copy made at set-up (-mat_csrk_setup eager)
 #   repro: the same ex10 run 3 times with -ksp_view_solution binary:FILE, the files compared with cmp
@@ -165,7 +165,7 @@ plex_wait() {
 if want ex10 60; then
   plex_wait
   printf "%-16s %-12s %10s %10s %14s %8s %s\n" matrix type "KSPSolve s" "MatMult s" "GPU MFlop/s" its "kernel"
-  ex10_table $mats
+  [ "${EX10_GEN:-1}" = 0 ] || ex10_table $mats
 fi
 
 # rcm: the generated P1, P2 and femelast3d 64^3 in a random numbering (femelast3d by vertex), ex10 as above with
