@@ -582,6 +582,11 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
    `rcm` and `bandk` (whose METIS coarsening runs on the host only) make the copy in that order at once; `natural`
    never. `-info` says which, and why.
 
+   Memory: the device copy takes about the device memory of `MATAIJCUSPARSE` (the block kernel's layout less), and while
+   it waits for its RCM order a layout that cannot give back the CSR arrays (block kernel, row patterns) keeps them
+   beside it. Arrays of 16 MB or more go up through two pinned host buffers of 8 MB, filled by up to 8 OpenMP threads
+   (at most `OMP_NUM_THREADS`) and freed at `PetscFinalize()`.
+
    The other options of `MATCSRK` apply to the host products: with host vectors, or with the matrix bound to the CPU
    by `MatBindToCPU()`, which then runs the kernels of `MATCSRK`, in their own ordering.
 
