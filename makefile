@@ -129,26 +129,26 @@ cuda-check:
 	for f in $(CUDA_CSRC); do $(CC_) $(CFLAGS_ALL) -Werror -I$(CUDA_INC) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .c).o || exit 1; done && \
 	echo "cuda-check: $(CUDA_SRC) $(CUDA_CSRC) compile ($$($(NVCC_) --version | tail -n 1))"
 
-# The GPU block kernel's kernels (csrkcudablock.cuh) built for the host and checked there: no GPU or nvcc needed
-block-emu:
+# Tests of GPU code built for the host, where there is no GPU or nvcc (host_emu TARGET,SOURCE,FLAGS): each prints a
+# line ending in ": ok" a case, its failures, and a last line of its verdict, and exits nonzero on a failure
+define host_emu
 	@mkdir -p $(BUILD)/tests
-	$(call quiet,CXX,tests/blockemu.cpp)$(or $(CXX),g++) -std=c++20 -O2 -Wall -Wextra -Wno-unknown-pragmas -pthread $(TOP)/tests/blockemu.cpp -o $(BUILD)/tests/blockemu
-	@$(BUILD)/tests/blockemu >$(BUILD)/tests/blockemu.log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/blockemu.log; \
-	echo "block-emu: $$(tail -n 1 $(BUILD)/tests/blockemu.log) ($$(grep -c ': ok$$' $(BUILD)/tests/blockemu.log) cases; $(BUILD)/tests/blockemu.log)"; exit $$rc
+	$(call quiet,CXX,tests/$(2).cpp)$(or $(CXX),g++) -O2 -Wall -Wextra $(3) $(TOP)/tests/$(2).cpp -o $(BUILD)/tests/$(2)
+	@$(BUILD)/tests/$(2) >$(BUILD)/tests/$(2).log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/$(2).log; \
+	echo "$(1): $$(tail -n 1 $(BUILD)/tests/$(2).log) ($$(grep -c ': ok$$' $(BUILD)/tests/$(2).log) cases; $(BUILD)/tests/$(2).log)"; exit $$rc
+endef
 
-# The kernels of the GPU's RCM levels (csrkcudareorder.cuh) built for the host, their order checked against the
-# sequential definition: no GPU or nvcc needed
+# The GPU block kernel's kernels (csrkcudablock.cuh), checked against a reference
+block-emu:
+	$(call host_emu,block-emu,blockemu,-std=c++20 -Wno-unknown-pragmas -pthread)
+
+# The kernels of the GPU's RCM levels (csrkcudareorder.cuh), their order checked against the sequential definition
 rcm-emu:
-	@mkdir -p $(BUILD)/tests
-	$(call quiet,CXX,tests/rcmemu.cpp)$(or $(CXX),g++) -std=c++20 -O2 -Wall -Wextra -Wno-unknown-pragmas -pthread $(TOP)/tests/rcmemu.cpp -o $(BUILD)/tests/rcmemu
-	@$(BUILD)/tests/rcmemu >$(BUILD)/tests/rcmemu.log 2>&1; rc=$$?; grep -E "FAIL|error" $(BUILD)/tests/rcmemu.log; \
-	echo "rcm-emu: $$(tail -n 1 $(BUILD)/tests/rcmemu.log) ($$(grep -c ': ok$$' $(BUILD)/tests/rcmemu.log) cases; $(BUILD)/tests/rcmemu.log)"; exit $$rc
+	$(call host_emu,rcm-emu,rcmemu,-std=c++20 -Wno-unknown-pragmas -pthread)
 
 # The host side of the GPU's staged upload (csrkcudastage.cuh): every byte of a chunk, whatever the threads
 stage-emu:
-	@mkdir -p $(BUILD)/tests
-	$(call quiet,CXX,tests/stageemu.cpp)$(or $(CXX),g++) -std=c++17 -O2 -Wall -Wextra $(OPENMP_FLAGS) $(TOP)/tests/stageemu.cpp -o $(BUILD)/tests/stageemu
-	@$(BUILD)/tests/stageemu; rc=$$?; echo "stage-emu: exit $$rc"; exit $$rc
+	$(call host_emu,stage-emu,stageemu,-std=c++17 $(OPENMP_FLAGS))
 
 test: all
 	@MPIEXEC="$(or $(MPIEXEC),mpiexec)" bash $(TOP)/tests/run.sh

@@ -1,7 +1,7 @@
 /*
    The host side of MATCSRKCUDA's staged upload (csrkcudastage.cuh) on its own: every byte of a chunk copied, for
    sizes that do not divide among the threads or into 64-byte lines, and 1 to 8 threads.
-   Prints "all ok" or the failures; exits 1 on any. Built and run by `make stage-emu` (`make check`).
+   Prints a line a case and "all ok", or the failures; exits 1 on any. Built and run by `make stage-emu` (`make check`).
 */
 #include <cstdio>
 #include <vector>
@@ -21,7 +21,7 @@ int main()
       if (memcmp(d.data(), s.data(), n) || d[n]) {
         bad++;
         printf("FAIL %zu bytes, %d threads\n", n, t);
-      }
+      } else printf("%zu bytes, %d threads: ok\n", n, t);
     }
   printf("%s\n", bad ? "FAIL" : "all ok");
   return bad ? 1 : 0;
