@@ -195,6 +195,39 @@ static PetscErrorCode ScaleArray(Mat M, PetscScalar s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the copy that waits for its RCM order keeps values changed and shifted before it is made, and after: plain products
+   until the copy is made (a check is two products, at most rcmwait), then the check compares the RCM copy, made from
+   the values changed and shifted while it waited */
+static PetscErrorCode CheckRcmWait(Mat A, Mat C, PetscInt rcmwait)
+{
+  PetscBool   made = PETSC_FALSE;
+  MatCSRKInfo info;
+  Vec         x, y;
+
+  PetscFunctionBeginUser;
+  PetscCall(Check(A, C, "before the RCM copy"));
+  PetscCall(ChangeValues(A, 1.25, PETSC_FALSE));
+  PetscCall(ChangeValues(C, 1.25, PETSC_FALSE));
+  PetscCall(MatShift(A, 0.5));
+  PetscCall(MatShift(C, 0.5));
+  PetscCall(Check(A, C, "values changed and shifted while the RCM copy waits"));
+  PetscCall(MatCreateVecs(C, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  for (PetscInt i = 0; i < rcmwait && !made; i++) {
+    PetscCall(MatMult(C, x, y));
+    PetscCall(MatCSRKGetInfo(C, &info));
+    made = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_RCM);
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(Expect(made, "the RCM copy made after the products it waits for"));
+  PetscCall(Check(A, C, "the RCM copy of values changed while it waited"));
+  PetscCall(MatShift(A, -0.25));
+  PetscCall(MatShift(C, -0.25));
+  PetscCall(Check(A, C, "shifted in RCM order"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat         A, C, D, E;
@@ -221,40 +254,9 @@ int main(int argc, char **argv)
   /* 1. conversions aij -> csrk: initial, reuse, in place; MatSetType on an assembled aij */
   PetscCall(MatConvert(A, ctype, MAT_INITIAL_MATRIX, &C));
   PetscCall(MatSetFromOptions(C));
-  if (rcmwait > 0) {
-    /* 0. the copy that waits for its RCM order keeps values changed and shifted before it is made, and after */
-    PetscBool made = PETSC_FALSE;
-    PetscCall(Check(A, C, "before the RCM copy"));
-    PetscCall(ChangeValues(A, 1.25, PETSC_FALSE));
-    PetscCall(ChangeValues(C, 1.25, PETSC_FALSE));
-    PetscCall(MatShift(A, 0.5));
-    PetscCall(MatShift(C, 0.5));
-    PetscCall(Check(A, C, "values changed and shifted while the RCM copy waits"));
-    {
-      /* plain products until the copy is made (a check is two products): the check after it compares the RCM copy,
-         made from the values changed and shifted while it waited */
-      Vec x, y;
-      PetscCall(MatCreateVecs(C, &x, &y));
-      PetscCall(VecSet(x, 1.0));
-      for (PetscInt i = 0; i < rcmwait && !made; i++) {
-        PetscCall(MatMult(C, x, y));
-        PetscCall(MatCSRKGetInfo(C, &info));
-        made = (PetscBool)(info.ordering == MAT_CSRK_ORDERING_RCM);
-      }
-      PetscCall(VecDestroy(&x));
-      PetscCall(VecDestroy(&y));
-    }
-    PetscCall(Expect(made, "the RCM copy made after the products it waits for"));
-    PetscCall(Check(A, C, "the RCM copy of values changed while it waited"));
-    PetscCall(MatShift(A, -0.25));
-    PetscCall(MatShift(C, -0.25));
-    PetscCall(Check(A, C, "shifted in RCM order"));
-    /* the waiting path alone on its large block: the sections below run on the small problems */
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "state: %" PetscInt_FMT " checks, %" PetscInt_FMT " failures\n", nchecks, nfail));
-    PetscCall(MatDestroy(&C));
-    PetscCall(MatDestroy(&A));
-    PetscCall(PetscFinalize());
-    return nfail ? 1 : 0;
+  if (rcmwait > 0) { /* 0. the waiting path alone on its large block: the sections below run on the small problems */
+    PetscCall(CheckRcmWait(A, C, rcmwait));
+    goto summary;
   }
   PetscCall(ExpectType(C, seqtype, mpitype, "MatConvert(aij, csrk, MAT_INITIAL_MATRIX) type"));
   PetscCall(Check(A, C, "MatConvert initial"));
@@ -490,6 +492,7 @@ int main(int argc, char **argv)
     PetscCall(Expect((PetscBool)(info.k == 3 && (m < 2 || iscuda || info.ordering == MAT_CSRK_ORDERING_BANDK)), "new options in effect"));
   }
 
+summary:
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "state: %" PetscInt_FMT " checks, %" PetscInt_FMT " failures\n", nchecks, nfail));
   PetscCall(MatDestroy(&C));
   PetscCall(MatDestroy(&A));
