@@ -287,6 +287,13 @@ case " $phases " in *" test "* | *" test-kernels "* | *" test-mpi "*) echo "gpu 
 
 case " $phases " in *" sanitize "*)
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  # san WHAT LOG CMD...: CMD (compute-sanitizer in it) exits 0, its summary printed, else its log's tail
+  san() {
+    local what=$1 log=$2
+    shift 2
+    if "$@" >"$log" 2>&1; then echo "ok   compute-sanitizer $tool ($what): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
+    else echo "FAIL compute-sanitizer $tool ($what)"; tail -n 20 "$log"; fi
+  }
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
@@ -298,27 +305,13 @@ case " $phases " in *" sanitize "*)
       [ "$kern" = sliced-patterns ] || [ "$kern" = auto-patterns ] && prob="-problem lap3d27 -n 14"
       [ "$kern" = auto-irregular ] && prob="-problem powerlaw -n 3000"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
-      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}" >"$out/sanitizer-$tool-$kern.log" 2>&1; then
-        echo "ok   compute-sanitizer $tool ($kern kernel): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$kern.log" | tail -n 1)"
-      else
-        echo "FAIL compute-sanitizer $tool ($kern kernel)"; tail -n 20 "$out/sanitizer-$tool-$kern.log"
-      fi
+      san "$kern kernel" "$out/sanitizer-$tool-$kern.log" "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}"
     done
     # the RCM order found on the device after its wait (memcheck only: 2,000 products of 373 k rows): its levels, the
     # sliced layout giving back its CSR arrays (tocsr), the copy in the new order, values changed while it waits
-    if [ $tool = memcheck ]; then
-      if "$cs" --tool $tool --error-exitcode 9 "$build/tests/state" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -mat_csrk_setup budget -rcm_wait 2000 >"$out/sanitizer-$tool-rcm.log" 2>&1; then
-        echo "ok   compute-sanitizer $tool (RCM order after its wait): $(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool-rcm.log" | tail -n 1)"
-      else
-        echo "FAIL compute-sanitizer $tool (RCM order after its wait)"; tail -n 20 "$out/sanitizer-$tool-rcm.log"
-      fi
-    fi
+    [ $tool = memcheck ] && san "RCM order after its wait" "$out/sanitizer-$tool-rcm.log" "$cs" --tool $tool --error-exitcode 9 "$build/tests/state" -ctype csrkcuda -problem fem3d -n 72 -permute 1 -mat_csrk_setup budget -rcm_wait 2000
     # the MPI product on 2 ranks: the halo exchange's gather and copies
-    if mpiexec -n 2 "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3 >"$out/sanitizer-$tool-mpi.log" 2>&1; then
-      echo "ok   compute-sanitizer $tool (MPI product, 2 ranks): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-mpi.log" | tail -n 1)"
-    else
-      echo "FAIL compute-sanitizer $tool (MPI product, 2 ranks)"; tail -n 20 "$out/sanitizer-$tool-mpi.log"
-    fi
+    san "MPI product, 2 ranks" "$out/sanitizer-$tool-mpi.log" mpiexec -n 2 "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" -problem random -n 300 -ctype csrkcuda -kmin 3 -kmax 3
   done
   ;;
 esac
