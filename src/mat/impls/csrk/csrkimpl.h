@@ -241,8 +241,8 @@ PETSC_INTERN void           MatCSRKGPUSizes(MatCSRKCUDAKernel, PetscBool, PetscR
 /* ordering; the auto ordering reorders a matrix whose nonzeros lie this far from the diagonal on average (a random
    permutation gives m/3) */
 #define CSRK_AUTO_SCRAMBLED(meandist, m) ((meandist) > (PetscReal)(m) / 16)
-/* the random-numbering test, of the CPU plan (on its sample of rows) and of the GPU's (on every nonzero): most
-   nonzeros lie farther than CSRK_SCATTER_NEAR(m) from the diagonal */
+/* the random-numbering test of the CPU plan (on its sample of rows): most nonzeros lie farther than
+   CSRK_SCATTER_NEAR(m) from the diagonal (the GPU's counts the sectors of x its gathers touch instead) */
 #define CSRK_SCATTER_NEAR(m)          ((m) / 16)
 #define CSRK_SCATTERED(far, nonzeros) (2 * (far) > (nonzeros))
 /* the auto ordering's rule (MatCSRKAutoReorders()): a scrambled square block whose x exceeds the core's L2 cache, and

@@ -34,20 +34,28 @@ struct CSRKMinOp {
   __device__ int operator()(int a, int b) const { return a < b ? a : b; }
 };
 
-/* nonzeros farther than `near` from the diagonal */
-__global__ void CSRKFarCountKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, PetscInt64 near, CSRKULL *far)
+/* The distinct 32-byte sectors of x that each step of each 32-row slice gathers (lane i: the j-th column of row i),
+   summed: about one a nonzero where the numbering scatters the gathers (a random one), half or fewer in a mesh's,
+   DMPlex's included, however far from the diagonal its columns lie. A warp a slice at a time. */
+__global__ void CSRKSectorCountKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, CSRKULL *sectors)
 {
-  typedef cub::BlockReduce<CSRKULL, CSRK_RCM_THREADS> Reduce;
-  __shared__ typename Reduce::TempStorage tmp;
-  for (PetscInt64 base = blockIdx.x * (PetscInt64)CSRK_RCM_THREADS; base < m; base += (PetscInt64)CSRK_RCM_THREADS * gridDim.x) {
-    const PetscInt64 r = base + threadIdx.x;
-    CSRKULL          n = 0;
-    if (r < m)
-      for (CSRKIdx q = rowptr[r]; q < rowptr[r + 1]; q++) n += (PetscInt64)llabs((long long)colidx[q] - r) > near;
-    n = Reduce(tmp).Sum(n);
-    if (!threadIdx.x && n) atomicAdd(far, n);
-    __syncthreads();
+  const unsigned lane = threadIdx.x & 31u;
+  CSRKULL        n    = 0;
+  for (PetscInt64 base = (blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x) & ~(PetscInt64)31; base < m; base += (PetscInt64)blockDim.x * gridDim.x) {
+    const PetscInt64 r   = base + lane;
+    const CSRKIdx    q0  = r < m ? rowptr[r] : 0;
+    const CSRKIdx    len = r < m ? rowptr[r + 1] - q0 : 0;
+    CSRKIdx          top = len;
+    for (int o = 16; o; o >>= 1) top = max(top, (CSRKIdx)__shfl_xor_sync(0xffffffffu, top, o));
+    for (CSRKIdx j = 0; j < top; j++) {
+      const bool               on   = j < len;
+      const unsigned long long key  = on ? (unsigned long long)colidx[q0 + j] >> 2 : ~0ULL; /* 4 scalars a sector */
+      const unsigned           same = __match_any_sync(0xffffffffu, key);
+      n += on && lane == (unsigned)(__ffs(same) - 1); /* the first lane of each sector counts it */
+    }
   }
+  for (int o = 16; o; o >>= 1) n += __shfl_down_sync(0xffffffffu, n, o);
+  if (!lane && n) atomicAdd(sectors, n);
 }
 
 /* level 0: the seeds, rows s m / nseeds in order */
@@ -171,14 +179,15 @@ static inline unsigned CSRKRcmGrid(int sms)
 
 /* CSRKReorderWhen - the policy: whether the device copy of this block is made in RCM order, and after how many
    products (*wait: -1 never, 0 at this set-up). Forced by -mat_csrk_ordering rcm or bandk (Band-k's METIS coarsening
-   runs on the host only: on the device both are this RCM); under auto where most nonzeros lie farther than m/16 from
-   the diagonal (the random-numbering test of the CPU plan, counted exactly here) in a block that fills the device,
-   after the products that pay for it within the set-up's budget (MatCSRKPlanWait, CSRK_GPU_RCM_PASSES and
-   CSRK_GPU_RCM_NNZ) */
+   runs on the host only: on the device both are this RCM); under auto where the numbering scatters the gathers of x
+   (CSRK_GPU_SCATTERED_SECTORS, counted exactly here: the distance from the diagonal does not tell, DMPlex's numbering
+   puts most columns far from it and gathers well) in a block that fills the device, after the products that pay for
+   it within the set-up's budget (MatCSRKPlanWait, CSRK_GPU_RCM_PASSES and CSRK_GPU_RCM_NNZ) */
 PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions *opt, PetscInt *wait, cudaStream_t stream)
 {
   Mat_SeqCSRK *sp = (Mat_SeqCSRK *)A->spptr;
-  CSRKULL     *dfar, far = 0;
+  CSRKULL     *dsec, sec = 0;
+  PetscReal    perentry;
   int          sms;
 
   PetscFunctionBegin;
@@ -189,17 +198,17 @@ PetscErrorCode CSRKReorderWhen(Mat A, const CSRKDevice *d, const MatCSRKOptions 
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(CSRKDeviceSMs(&sms));
-  if (!CSRKFillsDevice(d->m, sms)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(CSRKScratch(&dfar, 1, stream));
-  PetscCallCUDA(cudaMemsetAsync(dfar, 0, sizeof(*dfar), stream));
-  CSRKFarCountKernel<<<CSRKGrid(d->m), CSRK_RCM_THREADS, 0, stream>>>(d->m, d->rowptr, d->colidx, CSRK_SCATTER_NEAR(d->m), dfar);
+  if (!CSRKFillsDevice(d->m, sms) || !d->nnz) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(CSRKScratch(&dsec, 1, stream));
+  PetscCallCUDA(cudaMemsetAsync(dsec, 0, sizeof(*dsec), stream));
+  CSRKSectorCountKernel<<<CSRKGrid(d->m), CSRK_RCM_THREADS, 0, stream>>>(d->m, d->rowptr, d->colidx, dsec);
   PetscCallCUDA(cudaGetLastError());
-  PetscCall(CSRKReadBack(&far, dfar, 1, stream));
-  CSRKScratchFree(dfar, stream);
-  if (CSRK_SCATTERED(far, (CSRKULL)d->nnz)) {
-    *wait = MatCSRKPlanWait(opt, CSRK_GPU_RCM_PASSES + CSRK_GPU_RCM_NNZ / PetscMax(d->nnz, 1), d->nnz);
-    PetscCall(PetscInfo(A, "GPU plan: %g %% of the nonzeros lie farther than m/16 from the diagonal: the device copy in RCM order after %" PetscInt_FMT " products\n", 100.0 * (double)far / (double)d->nnz, *wait));
-  }
+  PetscCall(CSRKReadBack(&sec, dsec, 1, stream));
+  CSRKScratchFree(dsec, stream);
+  perentry = (PetscReal)sec / (PetscReal)d->nnz;
+  if (perentry > CSRK_GPU_SCATTERED_SECTORS) *wait = MatCSRKPlanWait(opt, CSRK_GPU_RCM_PASSES + CSRK_GPU_RCM_NNZ / PetscMax(d->nnz, 1), d->nnz);
+  if (*wait >= 0) PetscCall(PetscInfo(A, "GPU plan: the 32-row slices gather %.3f distinct sectors of x a nonzero: the device copy in RCM order after %" PetscInt_FMT " products\n", (double)perentry, *wait));
+  else PetscCall(PetscInfo(A, "GPU plan: the 32-row slices gather %.3f distinct sectors of x a nonzero (at most %g): the device copy keeps the user's numbering\n", (double)perentry, (double)CSRK_GPU_SCATTERED_SECTORS));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
