@@ -19,8 +19,9 @@
 #                      (P1: about 3 M rows; with a FEM_DIR of its own, since the matrices are kept by name);
 #                      FEM_BOX=N: on DMPlex's box mesh of N^3 hexahedra, refined, then cut into tetrahedra,
 #                      instead of the mesh file (PETSc 3.26; FEM_BOX=13 FEM_REFINE=3: P1 and P2 of about 1.1 M rows)
-#   fem-elast:         snes ex17 linear elasticity, P1, block size 3 (-dm_refine 3: PetscFE's assembly of a fourth
-#                      refinement takes minutes)
+#   fem-elast:         snes ex17 linear elasticity (-sol_type elas_quad), P1, block size 3 (-dm_refine 3: PetscFE's
+#                      assembly of a fourth refinement takes minutes); FEM_ELAST_BOX=N: its own box (FEM_BOX otherwise;
+#                      FEM_ELAST_BOX=18 FEM_REFINE=3: about 1.1 M rows)
 #   fem-elast-p2:      the same in P2 (-dm_refine 3: about 1.2 M rows of about 80 nonzeros)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
 #   NAME-rand:         NAME randomly renumbered
@@ -101,15 +102,17 @@ femmat() {
   [ "$base" != "$name" ] && perm=1
   plex="-dm_plex_filename $mesh"
   # the box of hexahedra refined, then each cut into tetrahedra (DMPlex's simplex box needs TetGen; PETSc 3.26's phases)
-  [ -n "${FEM_BOX:-}" ] && plex="-dm_plex_dim 3 -dm_plex_simplex 0 -dm_plex_box_faces $FEM_BOX,$FEM_BOX,$FEM_BOX -dm_plex_option_phases sim_ -sim_dm_refine 1 -sim_dm_plex_transform_type refine_tosimplex"
+  local box=${FEM_BOX:-}
+  case $base in fem-elast*) box=${FEM_ELAST_BOX:-$box} ;; esac
+  [ -n "$box" ] && plex="-dm_plex_dim 3 -dm_plex_simplex 0 -dm_plex_box_faces $box,$box,$box -dm_plex_option_phases sim_ -sim_dm_refine 1 -sim_dm_plex_transform_type refine_tosimplex"
   plex="$plex -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
   if [ ! -f "$femdir/$base.raw" ]; then
     local t0=$SECONDS
     case $base in
       fem-p1) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine "$femref" -potential_petscspace_degree 1 ;;
       fem-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine $((femref - 1)) -potential_petscspace_degree 2 ;;
-      fem-elast) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -displacement_petscspace_degree 1 ;;
-      fem-elast-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -displacement_petscspace_degree 2 ;;
+      fem-elast) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -sol_type elas_quad -displacement_petscspace_degree 1 ;;
+      fem-elast-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -sol_type elas_quad -displacement_petscspace_degree 2 ;;
       gen-fem3d) "$permbin" -problem fem3d -n "${femgen%,*}" -permute -1 -o "$femdir/$base.raw" ;;
       gen-femelast3d) "$permbin" -problem femelast3d -n "${femgen#*,}" -permute -1 -o "$femdir/$base.raw" ;;
     esac >"$logs/make-$base.log" 2>&1 </dev/null || { echo "apps: could not make $base (see $logs/make-$base.log)"; return 1; }
@@ -144,7 +147,7 @@ done
 plexapp="-dm_plex_filename $mesh -dm_plex_boundary_label marker -petscpartitioner_type simple -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -dm_mat_type T $vec"
 cmd[plex-p1]="ex13 $plexapp -dm_refine $femref -potential_petscspace_degree 1"
 cmd[plex-p2]="ex13 $plexapp -dm_refine $((femref - 1)) -potential_petscspace_degree 2"
-cmd[plex-elast]="ex17 $plexapp -dm_refine $((femref - 1)) -displacement_petscspace_degree 1"
+cmd[plex-elast]="ex17 $plexapp -dm_refine $((femref - 1)) -sol_type elas_quad -displacement_petscspace_degree 1"
 for m in plex-p1 plex-p2 plex-elast; do ev[$m]=KSPSolve; done
 apps=$(echo "${APPS:-ex45,bench_kspsolve,ex5,ex19,ex56}" | tr , ' ')
 # ex56 decomposes its cube into a cube of ranks: the largest cube number of ranks up to NP, for every type

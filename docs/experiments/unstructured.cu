@@ -9,9 +9,12 @@
    of consecutive rows, counted on the host.
 
      nvcc -O3 -std=c++17 -arch=sm_90 -o unstructured docs/experiments/unstructured.cu -lcusparse
-     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-nostats] [-only name] file.bin ... [-gen p1|p2 N [-write file]] ...
+     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-nostats] [-solvelike NV] [-only 'a|b'] file.bin ... [-gen p1|p2 N [-write file]] ...
        file.bin: PETSc binary matrices; -gen: P1 or P2 on the Kuhn tetrahedra of an N^3 grid (generated; -write only
-       writes it); -rand: each also in a random numbering, P A P^T
+       writes it); -rand: each also in a random numbering, P A P^T; -only: the runs whose names contain one of these;
+       -solvelike NV: cuSPARSE, the row and the sliced kernels again as in a CG solve (NV vectors read and written
+       between products, then x rewritten), and the sliced kernel with x under an L2 evict_last policy, y stored
+       evict-first, x in a persisting access-policy window
 
    Every result is checked against a host sum (normwise, relative to sum |a_ij x_j|); the row kernels are run twice
    and compared bitwise. Times: after 20 warm-up launches, -reps launches back to back in 5 rounds between two events,
@@ -296,6 +299,48 @@ __global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const
   }
 }
 
+/* x gathered under an L2 evict_last policy (createpolicy, no carve-out): x's lines outlive A's streamed ones */
+__device__ __forceinline__ double LoadXLast(const double *p, uint64_t pol)
+{
+  double v;
+  asm volatile("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(p), "l"(pol));
+  return v;
+}
+
+/* the sliced kernel, a warp a slice, its gathers of x plain (HINT 0) or under evict_last (HINT 1), y stored plain or
+   evict-first (STCS) */
+template <int HINT, int STCS>
+__global__ void SlicedHintKernel(int m, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+{
+  uint64_t pol = 0;
+  if (HINT) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  const int r = blockIdx.x * 128 + threadIdx.x;
+  if (r >= m) return;
+  const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
+  int       q   = sptr[s] + r % 32;
+  double    sum = 0.0;
+#pragma unroll 4
+  for (int j = 0; j < n; j++, q += h) {
+    const int c = __ldcs(scol + q);
+    sum += CSRKLoadStreamed(sval + q) * (HINT ? LoadXLast(x + c, pol) : x[c]);
+  }
+  if (STCS) __stcs(y + r, sum);
+  else y[r] = sum;
+}
+
+/* a CG iteration's vector traffic between two products: the dots, AXPYs and Jacobi read and write nv vectors of n */
+__global__ void VecTraffic(long long len, double *buf)
+{
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < len; i += (long long)gridDim.x * blockDim.x) buf[i] = buf[i] * 0.5 + 1.0;
+}
+
+/* then VecAYPX p = z + b p writes the product's input: x read and written again (its values kept) */
+__global__ void TouchX(int n, double *x, const double *z)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] + 0.0 * z[i];
+}
+
 /* sliced with 16-bit column deltas: entry j of a row holds c_j - c_(j-1) (c_(-1) = r - 32768) in [1, 65535] in one
    slot, else an escape (0) and the column's two halves in the next two slots; slots padded to the slice's longest */
 __global__ void SlicedDeltaKernel(int m, const int *__restrict__ sptr, const int *__restrict__ dptr, const int *__restrict__ len, const uint16_t *__restrict__ d16, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
@@ -405,6 +450,47 @@ static double Time(F launch, int reps)
   return Median(t) * 1e-3;
 }
 
+static int solvelike = 0; /* -solvelike NV: the products again as in a solve, between NV vectors' traffic */
+
+/* products as in a CG solve: each after a CG iteration's vector traffic (VecTraffic over len doubles) and the write
+   of its input x (TouchX), alone between two events on stream s; the median of reps */
+template <typename F>
+static double SolveTime(F launch, int reps, cudaStream_t s, double *buf, long long len, double *x, int n)
+{
+  cudaEvent_t        e0, e1;
+  std::vector<float> t(reps);
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int i = -5; i < reps; i++) {
+    VecTraffic<<<1056, 256, 0, s>>>(len, buf);
+    TouchX<<<(n + 255) / 256, 256, 0, s>>>(n, x, buf);
+    CK(cudaEventRecord(e0, s));
+    launch();
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    if (i >= 0) CK(cudaEventElapsedTime(&t[i], e0, e1));
+  }
+  CK(cudaGetLastError());
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return Median(t) * 1e-3;
+}
+
+/* -only 'a|b|c': whether name contains one of them (names hold commas) */
+static bool Only(const char *name, const char *only)
+{
+  if (!only) return true;
+  std::string l(only);
+  size_t      b = 0;
+  while (b <= l.size()) {
+    size_t e = l.find('|', b);
+    if (e == std::string::npos) e = l.size();
+    if (e > b && strstr(name, l.substr(b, e - b).c_str())) return true;
+    b = e + 1;
+  }
+  return false;
+}
+
 static void Report(const Csr &A, const char *name, double sec, double bw, const std::vector<double> &ref, const std::vector<double> &scale, const Dev &d, int bitwise)
 {
   std::vector<double> y(A.m);
@@ -421,7 +507,7 @@ static void RunRow(const Csr &A, const Dev &d, int block, int unit, int reps, do
   char name[64];
   if (!unit) unit = block / W;
   snprintf(name, sizeof(name), "row w%d b%d u%d %s", W, block, unit, MODE == ROW_FULL ? "1sum" : MODE == ROW_TWOSUMS ? "2sums" : MODE == ROW_PLAIN ? "1sum-plain" : MODE == ROW_NOX ? "A-only(no x)" : "x-at-row");
-  if (only && !strstr(name, only)) return;
+  if (!Only(name, only)) return;
   const unsigned grid = (unsigned)((A.m + unit - 1) / unit);
   auto           go   = [&]() { RowKernel<W, MODE><<<grid, block>>>(A.m, unit, d.ptr, d.col, d.val, d.x, d.y); };
   CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m)); /* poisoned: every row must be written */
@@ -520,7 +606,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     CS(cusparseCreateDnVec(&vy, A.m, d.y, CUDA_R_64F));
     for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
       const char *name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse CSR_ALG1" : "cusparse CSR_ALG2";
-      if (only && !strstr(name, only)) continue;
+      if (!Only(name, only)) continue;
       size_t sz;
       void  *buf;
       CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, &sz));
@@ -549,7 +635,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   RunRow<8, ROW_XATROW>(A, d, 128, 0, reps, bw, ref, sc, only);
   for (int per : {1, 4}) {
     const char *name = per == 1 ? "sliced (32-row slices)" : "sliced, 4 slices a warp";
-    if (only && !strstr(name, only)) continue;
+    if (!Only(name, only)) continue;
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
     const double t = Time([&]() { SlicedKernel<<<(unsigned)((A.m + 128 * per - 1) / (128 * per)), 128>>>(A.m, per, d.sptr, d.len, d.scol, d.sval, d.x, d.y); }, reps);
     Report(A, name, t, bw, ref, sc, d, -1);
@@ -592,13 +678,79 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     CK(cudaMemcpy(ddptr, dptr.data(), sizeof(int) * (nsl + 1), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dd16, d16.data(), sizeof(uint16_t) * dptr[nsl], cudaMemcpyHostToDevice));
     const char *name = "sliced, 16-bit deltas";
-    if (!only || strstr(name, only)) {
+    if (Only(name, only)) {
       CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
       const double t = Time([&]() { SlicedDeltaKernel<<<(unsigned)((A.m + 127) / 128), 128>>>(A.m, d.sptr, ddptr, d.len, dd16, d.sval, d.x, d.y); }, reps);
       Report(A, name, t, bw, ref, sc, d, -1);
     }
     printf("16-bit deltas: %.3f escapes a row, %.3f slots a nonzero with padding (%.2f bytes a nonzero with the values)\n", (double)esc / A.m, (double)dptr[nsl] / nnz, (2.0 * dptr[nsl] + 8.0 * sptr[nsl]) / nnz);
     cudaFree(ddptr), cudaFree(dd16);
+  }
+  if (solvelike) {
+    cudaStream_t    st;
+    cudaDeviceProp  prop;
+    double         *buf;
+    const long long blen = (long long)solvelike * std::max(A.m, A.n);
+    const unsigned  g    = (unsigned)((A.m + 127) / 128), growm = (unsigned)((A.m + 15) / 16);
+    CK(cudaGetDeviceProperties(&prop, 0));
+    CK(cudaStreamCreate(&st));
+    CK(cudaMalloc(&buf, sizeof(double) * blen));
+    CK(cudaMemset(buf, 0, sizeof(double) * blen));
+    printf("as in a solve: %d vectors' traffic between products; L2 %d MB, persisting carve-out up to %d MB, window up to %d MB\n", solvelike, prop.l2CacheSize >> 20, (int)(prop.persistingL2CacheMaxSize >> 20), prop.accessPolicyMaxWindowSize >> 20);
+    auto run = [&](const char *name, auto launch) {
+      if (!Only(name, only)) return;
+      CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+      const double t = SolveTime(launch, reps, st, buf, blen, d.x, A.n);
+      Report(A, name, t, bw, ref, sc, d, -1);
+    };
+    {
+      cusparseHandle_t     h;
+      cusparseSpMatDescr_t mat;
+      cusparseDnVecDescr_t vx, vy;
+      const double         one = 1.0, zero = 0.0;
+      size_t               sz;
+      void                *cbuf;
+      CS(cusparseCreate(&h));
+      CS(cusparseSetStream(h, st));
+      CS(cusparseCreateCsr(&mat, A.m, A.n, nnz, d.ptr, d.col, d.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+      CS(cusparseCreateDnVec(&vx, A.n, d.x, CUDA_R_64F));
+      CS(cusparseCreateDnVec(&vy, A.m, d.y, CUDA_R_64F));
+      CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &sz));
+      CK(cudaMalloc(&cbuf, std::max<size_t>(sz, 1)));
+      run("solve: cusparse CSR_ALG1", [&]() { CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, cbuf)); });
+      CK(cudaFree(cbuf));
+      CS(cusparseDestroySpMat(mat));
+      CS(cusparseDestroyDnVec(vx));
+      CS(cusparseDestroyDnVec(vy));
+      CS(cusparseDestroy(h));
+    }
+    run("solve: row w8", [&]() { RowKernel<8, ROW_FULL><<<growm, 128, 0, st>>>(A.m, 16, d.ptr, d.col, d.val, d.x, d.y); });
+    run("solve: sliced", [&]() { SlicedHintKernel<0, 0><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced, y evict-first", [&]() { SlicedHintKernel<0, 1><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced, x evict_last", [&]() { SlicedHintKernel<1, 0><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedHintKernel<1, 1><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    /* x in a persisting access-policy window over an L2 carve-out (what a stream attribute would give PETSc's stream) */
+    const size_t xb = sizeof(double) * A.n, carve = std::min(xb, (size_t)prop.persistingL2CacheMaxSize), win = std::min(xb, (size_t)prop.accessPolicyMaxWindowSize);
+    if (carve && win) {
+      cudaStreamAttrValue a = {};
+      CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, carve));
+      a.accessPolicyWindow.base_ptr  = d.x;
+      a.accessPolicyWindow.num_bytes = win;
+      a.accessPolicyWindow.hitRatio  = (float)std::min(1.0, (double)carve / win);
+      a.accessPolicyWindow.hitProp   = cudaAccessPropertyPersisting;
+      a.accessPolicyWindow.missProp  = cudaAccessPropertyStreaming;
+      CK(cudaStreamSetAttribute(st, cudaStreamAttributeAccessPolicyWindow, &a));
+      run("solve: sliced, x in a persisting window", [&]() { SlicedHintKernel<0, 0><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+      run("solve: sliced, x in a persisting window, y evict-first", [&]() { SlicedHintKernel<0, 1><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+      run("solve: row w8, x in a persisting window", [&]() { RowKernel<8, ROW_FULL><<<growm, 128, 0, st>>>(A.m, 16, d.ptr, d.col, d.val, d.x, d.y); });
+      a.accessPolicyWindow.num_bytes = 0;
+      CK(cudaStreamSetAttribute(st, cudaStreamAttributeAccessPolicyWindow, &a));
+      CK(cudaCtxResetPersistingL2Cache());
+      CK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+      printf("window: %.1f MB of x, carve-out %.1f MB, hit ratio %.2f\n", xb / 1048576.0, carve / 1048576.0, std::min(1.0, (double)carve / win));
+    }
+    CK(cudaFree(buf));
+    CK(cudaStreamDestroy(st));
   }
   printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
@@ -614,6 +766,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "-reps") && i + 1 < argc) reps = atof(argv[++i]);
     else if (!strcmp(argv[i], "-rand")) rand = true;
     else if (!strcmp(argv[i], "-nostats")) stats = false;
+    else if (!strcmp(argv[i], "-solvelike") && i + 1 < argc) solvelike = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-gen") && i + 2 < argc) {
       /* -gen p1|p2 N [-write file]: a generated tetrahedral matrix, swept (or only written) */
       const int   deg = !strcmp(argv[i + 1], "p2") ? 2 : 1, N = atoi(argv[i + 2]);

@@ -3,15 +3,18 @@
 # configure-hooks/gpu-run.sh needs it, deps/matrices with the shared Matrix Market files, and deps/pcache/ with an
 # installed PETSc packed by an earlier call, if any):
 #
-#   bash docs/experiments/unstructured.sh [raw] [plex] [rules] [big] [ncu] [pack] [ex10] [rcm] [repro] [ex45] [tests]
+#   bash docs/experiments/unstructured.sh [raw] [plex] [rules] [big] [ncu] [insitu] [pack] [ex10] [rcm] [orders] [repro] [ex45] [tests]
 #
 #   raw:   docs/experiments/unstructured.cu (copy bandwidth first) on generated tetrahedral P1 (1.26 M rows) and P2
-#          (1.37 M rows) matrices (RAWRAND=1: also in a random numbering), then on the plex phase's matrices
+#          (1.37 M rows) matrices (RAWRAND=1: also in a random numbering; RAW_GEN=0: not), then on the plex phase's
+#          matrices (RAW_ARGS: more options, such as -solvelike 8 -only 'ALG1|slices|solve:')
 #   plex:  snes ex13's P1 and P2 (DMPlex's numbering) and femelast3d made by configure-hooks/apps.sh, on the host
-#          while GPU 0 runs the raw phase (FEM_REFINE, FEM_BOX: apps.sh's sizes; FEM_TIMEOUT: seconds a matrix)
+#          while GPU 0 runs the raw phase (FEM_REFINE, FEM_BOX, FEM_ELAST_BOX: apps.sh's sizes; FEM_TIMEOUT: seconds a
+#          matrix; PLEX_APPS: apps.sh's matrices, fem-p1,fem-p2 unless given, fem-elast for snes ex17's)
 #   rules: tutorials/bench with each kernel forced against auto on the matrices behind the auto rule's constants
 #   big:   tutorials/bench, auto (BIG_TYPES: more) against aijcusparse on the large matrices
 #   ncu:   Nsight Compute on the row kernel, cuSPARSE and the sliced kernel (generated P1)
+#   insitu: Nsight Compute on aijcusparse's and csrkcuda's products inside ksp ex10's CG (generated P1)
 #   pack:  the installed PETSc (stripped, with the tutorials apps.sh builds) as $OUT/petsc-cuda.tar.xz.NN, which later
 #          calls carry as deps/pcache/ instead of building PETSc again
 #   ex10:  ksp ex10, CG + Jacobi, 500 iterations, device vectors (-rhs random), -log_view: aijcusparse and csrkcuda on
@@ -19,6 +22,8 @@
 #          -log_view_gpu_time; EX10_GEN=0: the plex phase's matrices only)
 #   rcm:   the same on the generated matrices in a random numbering: aijcusparse, csrkcuda, and csrkcuda with its RCM
 #          copy made at set-up (-mat_csrk_setup eager)
+#   orders: on the plex phase's matrices, csrkcuda's MatMult rate in each order: DMPlex's (-mat_csrk_ordering
+#          natural) and its RCM copy from the start (-mat_csrk_setup eager), -log_view_gpu_time
 #   repro: the same ex10 run 3 times with -ksp_view_solution binary:FILE, the files compared with cmp
 #   ex45:  ksp ex45 256^3 (structured), aijcusparse and csrkcuda (configure-hooks/apps.sh)
 #   tests: configure-hooks/gpu-run.sh test-kernels and sanitize (SANITIZE_KERNELS) on the second GPU while the first
@@ -120,11 +125,11 @@ mkdir -p "$top/deps/fem"
 [ -f "$top/deps/fem/gen-femelast3d.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 56 -permute -1 -o "$top/deps/fem/gen-femelast3d.bin" >/dev/null 2>&1
 for n in 48 64; do [ -f "$top/deps/fem/gen-femelast3d-$n.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n $n -permute -1 -o "$top/deps/fem/gen-femelast3d-$n.bin" >/dev/null 2>&1; done
 if want plex 100; then
-  ( APPS=fem-p1,fem-p2 REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=${FEM_TIMEOUT:-200} FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
+  ( APPS=${PLEX_APPS:-fem-p1,fem-p2} REPS=1 GPUTIME=0 TYPES=aijcusparse FEM_ITS=1 FEM_TIMEOUT=${FEM_TIMEOUT:-200} FEM_DIR=$top/deps/fem OUT=$top/deps/apps bash configure-hooks/apps.sh gpu 1 >"$log/apps-make.txt" 2>&1 ) &
   plexjob=$!
 fi
 gens="$top/deps/gen/tet-p1.raw $top/deps/gen/tet-p2.raw"
-if want raw 60; then
+if [ "${RAW_GEN:-1}" != 0 ] && want raw 60; then
   "$log/unstructured" -bw "$bw" -nostats ${RAWRAND:+-rand} $gens >"$log/raw.txt" 2>&1
   cat "$log/raw.txt"
 fi
@@ -224,14 +229,26 @@ fi
 
 plex_wait
 pm=
-for f in fem-p1 fem-p2; do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
+for f in fem-p1 fem-p2 fem-elast; do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
 if [ -n "$pm" ] && want raw 40; then
-  "$log/unstructured" -bw "$bw" -nostats $pm >"$log/raw-plex.txt" 2>&1
+  # shellcheck disable=SC2086
+  "$log/unstructured" -bw "$bw" -nostats ${RAW_ARGS:-} $pm >"$log/raw-plex.txt" 2>&1
   cat "$log/raw-plex.txt"
 fi
 if [ -n "$pm" ] && want ex10 30; then
   ex10_table $pm
   mats="$mats $pm"
+fi
+
+if [ -n "$pm" ] && want orders 40; then
+  printf "%-16s %-22s %s\n" matrix order "MatMult GPU MFlop/s (each stage)"
+  for m in $pm; do
+    ex10 "$m" csrkcuda -natural -log_view_gpu_time -mat_csrk_ordering natural
+    ex10 "$m" csrkcuda -eager-gputime -log_view_gpu_time -mat_csrk_setup eager
+    for o in natural eager-gputime; do
+      printf "%-16s %-22s %s\n" "$(basename "${m%.*}")" "${o%-gputime}" "$(awk '$1 == "MatMult" { printf " %s", $22 }' "$log/ex10-$(basename "${m%.*}")-csrkcuda-$o.log")"
+    done
+  done
 fi
 
 if want repro 20; then
@@ -271,6 +288,16 @@ if want ncu 45; then
   for g in "$log"/ncu-*.txt; do
     echo "== $(basename "$g")"
     grep -E "DRAM Throughput|L1/TEX Hit Rate|L2 Hit Rate|Duration|Achieved Occupancy|Waves Per SM|Warp Cycles Per Issued" "$g" | head -n 12
+  done
+fi
+
+# insitu: Nsight Compute on the products inside ksp ex10's CG (generated P1, 200 iterations, the caches as the solve
+# leaves them): the duration of cuSPARSE's kernel and of csrkcuda's sliced kernel in the user's numbering
+if want insitu 60; then
+  for t in aijcusparse csrkcuda; do
+    timeout 100 ncu --clock-control none --cache-control none --kernel-name regex:"CSRKSliced|csrmv|spmv|SpMV" --launch-skip 150 --launch-count 3 --metrics gpu__time_duration.sum,dram__bytes_read.sum,launch__registers_per_thread,launch__grid_size,launch__block_size,sm__warps_active.avg.pct_of_peak_sustained_active \
+      "$apps/ex10" -f "$top/deps/gen/tet-p1.raw" -ksp_type cg -pc_type jacobi -ksp_max_it 200 -ksp_rtol 1e-30 -ksp_divtol 1e300 -rhs random -vec_type cuda -dll_append "$lib" -mat_type $t -mat_csrk_ordering natural >"$log/insitu-$t.txt" 2>&1
+    echo "== $t in ex10's CG: $(awk '/gpu__time_duration.sum/ { printf " %s us", $NF }' "$log/insitu-$t.txt")"
   done
 fi
 
