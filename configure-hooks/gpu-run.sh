@@ -192,7 +192,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   done
   awk 'BEGIN { n = 100000; print "%%MatrixMarket matrix coordinate real general"; print n, n, 3 * n - 2; for (i = 1; i <= n; i++) { if (i > 1) print i, i - 1, -1; print i, i, 2.5; if (i < n) print i, i + 1, -1 } }' >"$out/chain.mtx"
   run_info "RCM on the device given up beyond the level cap (a chain of 100,000 rows)" "no RCM order within 1024 levels" "$build/tests/parity" -f "$out/chain.mtx" -ctype csrkcuda -mat_csrk_ordering rcm
-  # the auto ordering: a renumbered mesh that fills the device (most nonzeros farther than m/16 from the diagonal) in
+  # the auto ordering: a renumbered mesh that fills the device (its slices gather about a sector of x a nonzero) in
   # RCM order, at the first product under eager set-up; its natural numbering and a small renumbered block not
   run_info "auto ordering on the device: renumbered fem3d" "RCM order of 373248 rows found on the device" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
   run_info "auto ordering on the device: renumbered femelast3d" "RCM order of" "$build/tests/parity" -problem femelast3d -n 48 -permute 1 -ctype csrkcuda
