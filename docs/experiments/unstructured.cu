@@ -3,7 +3,8 @@
    (CSRKRowLanePart of src/mat/impls/csrk/cuda/csrkcudadevice.cuh: W lanes a row, A streamed with __ldcs) by lanes,
    block size and rows a block, against cuSPARSE's CSR SpMV (ALG1, which aijcusparse runs, and ALG2), a sliced kernel
    (32-row slices column by column, a thread per row; a warp a slice, or 4 in turn as units of 512 rows; and with
-   16-bit column differences in place of the columns, escaped to 32 bits where they do not fit), and
+   16-bit column differences in place of the columns, escaped to 32 bits where they do not fit), PETSc's sliced kernel
+   as csrkcudasliced.cu has it (and without its row map or its lengths from rowptr), and
    diagnostics that isolate the gathers of x: the same loop without x (A streamed alone), with x read at the row (no
    gather), with two sums a lane, with plain loads. Also the sectors of x gathered by each warp load and by each unit
    of consecutive rows, counted on the host.
@@ -296,6 +297,29 @@ __global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const
 #pragma unroll 4
     for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
     y[r] = sum;
+  }
+}
+
+/* PETSc's sliced kernel (CSRKSlicedPlainKernel of csrkcudasliced.cu, its loop as it is there), and with one of its
+   differences from SlicedKernel removed at a time: LEN, the row lengths from an array of their own instead of rowptr's
+   differences; PLAIN, y[r] = sum instead of CSRKStore's map and z */
+template <bool LEN, bool PLAIN>
+__global__ void PetscSlicedKernel(const CSRKGroups g, const int *__restrict__ rowptr, const int *__restrict__ lens, const int *__restrict__ sliceptr, const int *__restrict__ scol, const double *__restrict__ sval, const int *__restrict__ perm, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
+{
+  CSRKIdx s0, s1, r0, r1;
+  CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
+  for (CSRKIdx s = s0 + threadIdx.y; s < s1; s += blockDim.y) {
+    CSRKSuperRowRows(g, s, &r0, &r1);
+    const CSRKIdx h = r1 - r0, base = sliceptr[s];
+    for (CSRKIdx i = threadIdx.x; i < h; i += blockDim.x) {
+      const CSRKIdx len = LEN ? lens[r0 + i] : rowptr[r0 + i + 1] - rowptr[r0 + i];
+      double        sum = 0.0;
+      CSRKIdx       q   = base + i;
+#pragma unroll 4
+      for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKStreamedProduct(sval, scol, x, q);
+      if (PLAIN) y[r0 + i] = sum;
+      else CSRKStore(r0 + i, perm, z, y, sum);
+    }
   }
 }
 
@@ -639,6 +663,24 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
     const double t = Time([&]() { SlicedKernel<<<(unsigned)((A.m + 128 * per - 1) / (128 * per)), 128>>>(A.m, per, d.sptr, d.len, d.scol, d.sval, d.x, d.y); }, reps);
     Report(A, name, t, bw, ref, sc, d, -1);
+  }
+  {
+    /* PETSc's sliced kernel and its variants: units of 4 slices, blocks of 32 x 4 */
+    const CSRKGroups g     = {(CSRKIdx)A.m, 32, 4};
+    const unsigned   units = (unsigned)(((A.m + 31) / 32 + 3) / 4);
+    const dim3       blk(32, 4, 1);
+    const char      *names[4] = {"petsc sliced", "petsc sliced, len array", "petsc sliced, y[r] = sum", "petsc sliced, len array, y[r] = sum"};
+    for (int v = 0; v < 4; v++) {
+      if (!Only(names[v], only)) continue;
+      CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+      const double t = Time([&]() {
+        if (v == 0) PetscSlicedKernel<false, false><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
+        else if (v == 1) PetscSlicedKernel<true, false><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
+        else if (v == 2) PetscSlicedKernel<false, true><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
+        else PetscSlicedKernel<true, true><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
+      }, reps);
+      Report(A, names[v], t, bw, ref, sc, d, -1);
+    }
   }
   {
     /* the 16-bit deltas: slots per row, padded per slice */
