@@ -6,7 +6,10 @@
    definition (a vertex claimed by the first position of the level that reaches it, the children of a position in the
    order of its row, a restart from the lowest row not reached when a level has no children), for 4, 8 and 32 lanes and
    grids of one to three blocks. Matrices: a 2-D grid renumbered at random, random symmetric graphs of several
-   components, a star (a row longer than the lanes many times over), isolated rows, one row.
+   components, a star (a row longer than the lanes many times over), isolated rows, one row. Then the count of the
+   sectors of x that decides the order (CSRKSectorCountKernel, a warp a 32-row slice) against one by one, and its
+   verdict against the auto ordering's threshold: a 9-point grid numbered by row parity (most columns far from the
+   diagonal, neighbouring rows with neighbouring columns) gathers well, random numberings scatter.
    Prints one line per case and "all ok"; exits 1 on any failure. Built and run by `make rcm-emu` (`make check`).
 */
 #include "cudaemu.h"
@@ -25,7 +28,7 @@ static unsigned __ballot_sync(unsigned mask, int pred) {
   for (int i = 0; i < 32; i++) if ((mask >> i & 1u) && lanebuf[i]) r |= 1u << i;
   bar(mask).arrive_and_wait(); return r;
 }
-template <class T> T __shfl_down_sync(unsigned mask, T v, int d, int w) {
+template <class T> T __shfl_down_sync(unsigned mask, T v, int d, int w = 32) {
   const int lane = threadIdx.x % 32; lanebuf[lane] = v; bar(mask).arrive_and_wait();
   T r = lane % w + d < w ? (T)lanebuf[lane + d] : v; bar(mask).arrive_and_wait(); return r;
 }
@@ -33,9 +36,22 @@ template <class T> T __shfl_sync(unsigned mask, T v, int src, int w) {
   const int lane = threadIdx.x % 32; lanebuf[lane] = v; bar(mask).arrive_and_wait();
   T r = (T)lanebuf[lane / w * w + src]; bar(mask).arrive_and_wait(); return r;
 }
+template <class T> T __shfl_xor_sync(unsigned mask, T v, int d) {
+  const int lane = threadIdx.x % 32; lanebuf[lane] = v; bar(mask).arrive_and_wait();
+  T r = (T)lanebuf[lane ^ d]; bar(mask).arrive_and_wait(); return r;
+}
+static unsigned long long keybuf[32];
+static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
+  const int lane = threadIdx.x % 32; unsigned r = 0;
+  keybuf[lane] = v; bar(mask).arrive_and_wait();
+  for (int i = 0; i < 32; i++) if ((mask >> i & 1u) && keybuf[i] == v) r |= 1u << i;
+  bar(mask).arrive_and_wait(); return r;
+}
 static int __popc(unsigned v) { return __builtin_popcount(v); }
+static int __ffs(unsigned v) { return __builtin_ffs((int)v); }
 static int atomicMin(int *p, int v) { std::lock_guard<std::mutex> g(atom); int o = *p; if (v < o) *p = v; return o; }
 static int atomicAdd(int *p, int v) { std::lock_guard<std::mutex> g(atom); int o = *p; *p += v; return o; }
+static unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) { std::lock_guard<std::mutex> g(atom); auto o = *p; *p += v; return o; }
 #include "../src/mat/impls/csrk/cuda/csrkcudareorder.cuh"
 
 static const int NONE = 0x7f7f7f7f;
@@ -113,6 +129,46 @@ static Graph randgraph(int m, int avg, int comps, unsigned seed) {
 }
 static Graph star(int m) { std::vector<std::pair<int, int>> e; for (int i = 1; i < m; i++) e.push_back({0, i}); return symmetric(m, e); }
 
+// the sectors of x (4 scalars each) that each step of each 32-row slice gathers, counted one by one
+static unsigned long long sectors(const Graph &A) {
+  unsigned long long n = 0;
+  for (int s = 0; s < A.m; s += 32) {
+    int top = 0;
+    for (int r = s; r < std::min(A.m, s + 32); r++) top = std::max(top, (int)(A.rp[r + 1] - A.rp[r]));
+    for (int j = 0; j < top; j++) {
+      std::set<CSRKIdx> seen;
+      for (int r = s; r < std::min(A.m, s + 32); r++) if (A.rp[r] + j < A.rp[r + 1]) seen.insert(A.ci[A.rp[r] + j] / 4);
+      n += seen.size();
+    }
+  }
+  return n;
+}
+// the same by CSRKSectorCountKernel; the measure (a nonzero) against the auto ordering's threshold: above or not as
+// expected (scattered 1 or 0; -1: not checked, on matrices whose x spans few sectors, so that random columns meet)
+static int runsectors(const Graph &A, const char *name, int scattered, unsigned grid, unsigned threads) {
+  unsigned long long dev = 0;
+  const unsigned long long ref = sectors(A);
+  launch(grid, threads, 32, [&] { CSRKSectorCountKernel(A.m, A.rp.data(), A.ci.data(), &dev); });
+  const double per = A.ci.empty() ? 0 : (double)dev / A.ci.size();
+  const int    bad = dev != ref || (scattered >= 0 && (per > 0.8) != (scattered > 0));
+  printf("%-26s m %6d sectors %8llu (%.3f a nonzero%s) grid %u x %3u: %s\n", name, A.m, dev, per, scattered < 0 ? "" : scattered ? ", scattered" : ", gathers well", grid, threads, bad ? "FAIL" : "ok");
+  return bad;
+}
+// a 9-point stencil on an n x n grid, its even rows of points numbered before its odd ones: 6 of a point's 9 columns lie
+// about m/2 away (as in DMPlex's numbering, most columns far from the diagonal), yet neighbouring rows have neighbouring
+// columns; seed > 0: renumbered at random instead
+static Graph grid9(int n, unsigned seed) {
+  std::vector<int> p(n * n);
+  for (int y = 0; y < n; y++) for (int x = 0; x < n; x++) p[x + n * y] = (y % 2 ? (n + 1) / 2 * n : 0) + y / 2 * n + x;
+  if (seed) { std::mt19937 g(seed); std::shuffle(p.begin(), p.end(), g); }
+  std::vector<std::pair<int, int>> e;
+  for (int y = 0; y < n; y++) for (int x = 0; x < n; x++) for (int dy = 0; dy <= 1; dy++) for (int dx = -1; dx <= 1; dx++) {
+    if ((dy == 0 && dx <= 0) || x + dx < 0 || x + dx >= n || y + dy >= n) continue;
+    e.push_back({p[x + n * y], p[x + dx + n * (y + dy)]});
+  }
+  return symmetric(n * n, e);
+}
+
 template <int W> static int run(const Graph &A, const char *name, int seeds, unsigned grid, unsigned threads) {
   const std::vector<CSRKIdx> r = reference(A, seeds), o = emulated<W>(A, seeds, grid, threads);
   std::vector<char> seen(A.m, 0); int bad = r != o;
@@ -131,6 +187,18 @@ int main() {
     bad += run<4>(*c.A, c.name, c.seeds, 2, 32);
     bad += run<32>(*c.A, c.name, c.seeds, 2, 64);
   }
+  // the auto ordering's count of the sectors of x, on a numbering far from the diagonal that gathers well and on random ones
+  const Graph p9 = grid9(101, 0), q9 = grid9(101, 4);
+  int far = 0;
+  for (int i = 0; i < p9.m; i++) for (CSRKIdx q = p9.rp[i]; q < p9.rp[i + 1]; q++) far += std::abs(p9.ci[q] - i) > p9.m / 16;
+  if (2 * far <= (int)p9.ci.size()) { printf("9-point grid by row parity: only %d of %zu columns far from the diagonal: FAIL\n", far, p9.ci.size()); bad++; }
+  bad += runsectors(p9, "9-point grid by row parity", 0, 2, 256);
+  bad += runsectors(p9, "9-point grid by row parity", 0, 3, 64);
+  bad += runsectors(q9, "9-point grid renumbered", 1, 2, 256);
+  bad += runsectors(g2, "2-D grid 24^2 renumbered", -1, 1, 64);
+  bad += runsectors(r3, "random, 3 components", -1, 3, 64);
+  bad += runsectors(st, "star of 300", -1, 2, 64);
+  bad += runsectors(one, "one row", -1, 1, 32);
   printf("%s\n", bad ? "FAIL" : "all ok");
   return bad ? 1 : 0;
 }

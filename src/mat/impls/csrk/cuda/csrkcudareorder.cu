@@ -34,30 +34,6 @@ struct CSRKMinOp {
   __device__ int operator()(int a, int b) const { return a < b ? a : b; }
 };
 
-/* The distinct 32-byte sectors of x that each step of each 32-row slice gathers (lane i: the j-th column of row i),
-   summed: about one a nonzero where the numbering scatters the gathers (a random one), half or fewer in a mesh's,
-   DMPlex's included, however far from the diagonal its columns lie. A warp a slice at a time. */
-__global__ void CSRKSectorCountKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, CSRKULL *sectors)
-{
-  const unsigned lane = threadIdx.x & 31u;
-  CSRKULL        n    = 0;
-  for (PetscInt64 base = (blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x) & ~(PetscInt64)31; base < m; base += (PetscInt64)blockDim.x * gridDim.x) {
-    const PetscInt64 r   = base + lane;
-    const CSRKIdx    q0  = r < m ? rowptr[r] : 0;
-    const CSRKIdx    len = r < m ? rowptr[r + 1] - q0 : 0;
-    CSRKIdx          top = len;
-    for (int o = 16; o; o >>= 1) top = max(top, (CSRKIdx)__shfl_xor_sync(0xffffffffu, top, o));
-    for (CSRKIdx j = 0; j < top; j++) {
-      const bool               on   = j < len;
-      const unsigned long long key  = on ? (unsigned long long)colidx[q0 + j] >> 2 : ~0ULL; /* 4 scalars a sector */
-      const unsigned           same = __match_any_sync(0xffffffffu, key);
-      n += on && lane == (unsigned)(__ffs(same) - 1); /* the first lane of each sector counts it */
-    }
-  }
-  for (int o = 16; o; o >>= 1) n += __shfl_down_sync(0xffffffffu, n, o);
-  if (!lane && n) atomicAdd(sectors, n);
-}
-
 /* level 0: the seeds, rows s m / nseeds in order */
 __global__ void CSRKRcmSeedsKernel(PetscInt64 m, int nseeds, CSRKIdx *__restrict__ order, int *__restrict__ claim, int *__restrict__ lev, CSRKRcmState *st)
 {

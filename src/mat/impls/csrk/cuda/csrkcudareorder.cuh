@@ -1,8 +1,9 @@
 /*
    The kernels of a level of the device's RCM order that walk the rows of the level (the loop, the scan and the restart
    in csrkcudareorder.cu, whose top comment describes the order): a sub-warp of CSRK_RCM_LANES lanes a position of the
-   level, its lanes over the row, so that a level's rows are walked side by side rather than each by one thread. They
-   need only CSRKIdx (tests/rcmemu.cpp also builds them on the host, lanes as threads, where there is no GPU).
+   level, its lanes over the row, so that a level's rows are walked side by side rather than each by one thread; and the
+   count of the sectors of x that the rule for the order reads. They need only CSRKIdx (tests/rcmemu.cpp also builds
+   them on the host, lanes as threads, where there is no GPU).
 */
 #ifndef CSRKCUDAREORDER_CUH
 #define CSRKCUDAREORDER_CUH
@@ -102,6 +103,31 @@ __global__ void CSRKRcmPlaceKernel(int l, int *__restrict__ lev, CSRKIdx *__rest
       k += __popc(mask);
     }
   }
+}
+
+/* The auto ordering's measure (CSRKReorderWhen): the distinct 32-byte sectors of x that each step of each 32-row slice
+   gathers (lane i: the j-th column of row i), summed: about one a nonzero where the numbering scatters the gathers (a
+   random one), half or fewer in a mesh's, DMPlex's included, however far from the diagonal its columns lie. A warp a
+   slice at a time; blocks of whole warps. */
+__global__ void CSRKSectorCountKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ colidx, unsigned long long *sectors)
+{
+  const unsigned     lane = threadIdx.x & 31u;
+  unsigned long long n    = 0;
+  for (PetscInt64 base = (blockIdx.x * (PetscInt64)blockDim.x + threadIdx.x) & ~(PetscInt64)31; base < m; base += (PetscInt64)blockDim.x * gridDim.x) {
+    const PetscInt64 r   = base + lane;
+    const CSRKIdx    q0  = r < m ? rowptr[r] : 0;
+    const CSRKIdx    len = r < m ? rowptr[r + 1] - q0 : 0;
+    CSRKIdx          top = len;
+    for (int o = 16; o; o >>= 1) top = max(top, (CSRKIdx)__shfl_xor_sync(0xffffffffu, top, o));
+    for (CSRKIdx j = 0; j < top; j++) {
+      const bool               on   = j < len;
+      const unsigned long long key  = on ? (unsigned long long)colidx[q0 + j] >> 2 : ~0ULL; /* 4 scalars a sector */
+      const unsigned           same = __match_any_sync(0xffffffffu, key);
+      n += on && lane == (unsigned)(__ffs(same) - 1); /* the first lane of each sector counts it */
+    }
+  }
+  for (int o = 16; o; o >>= 1) n += __shfl_down_sync(0xffffffffu, n, o);
+  if (!lane && n) atomicAdd(sectors, n);
 }
 
 #endif
