@@ -302,12 +302,14 @@ __global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const
 
 /* PETSc's sliced kernel (CSRKSlicedPlainKernel of csrkcudasliced.cu, its loop as it is there), and with one of its
    differences from SlicedKernel removed at a time: LEN, the row lengths from an array of their own instead of rowptr's
-   differences; PLAIN, y[r] = sum instead of CSRKStore's map and z */
-template <bool LEN, bool PLAIN>
-__global__ void PetscSlicedKernel(const CSRKGroups g, const int *__restrict__ rowptr, const int *__restrict__ lens, const int *__restrict__ sliceptr, const int *__restrict__ scol, const double *__restrict__ sval, const int *__restrict__ perm, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y)
+   differences; PLAIN, y[r] = sum instead of CSRKStore's map and z; NODIV, the unit's last super-row from nsr given
+   instead of CSRKUnitSuperRows' division */
+template <bool LEN, bool PLAIN, bool NODIV = false>
+__global__ void PetscSlicedKernel(const CSRKGroups g, const int *__restrict__ rowptr, const int *__restrict__ lens, const int *__restrict__ sliceptr, const int *__restrict__ scol, const double *__restrict__ sval, const int *__restrict__ perm, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y, int nsr = 0)
 {
   CSRKIdx s0, s1, r0, r1;
-  CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
+  if (NODIV) s0 = blockIdx.x * g.ssr, s1 = min(s0 + g.ssr, nsr);
+  else CSRKUnitSuperRows(g, blockIdx.x, &s0, &s1);
   for (CSRKIdx s = s0 + threadIdx.y; s < s1; s += blockDim.y) {
     CSRKSuperRowRows(g, s, &r0, &r1);
     const CSRKIdx h = r1 - r0, base = sliceptr[s];
@@ -669,15 +671,16 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     const CSRKGroups g     = {(CSRKIdx)A.m, 32, 4};
     const unsigned   units = (unsigned)(((A.m + 31) / 32 + 3) / 4);
     const dim3       blk(32, 4, 1);
-    const char      *names[4] = {"petsc sliced", "petsc sliced, len array", "petsc sliced, y[r] = sum", "petsc sliced, len array, y[r] = sum"};
-    for (int v = 0; v < 4; v++) {
+    const char      *names[5] = {"petsc sliced", "petsc sliced, len array", "petsc sliced, y[r] = sum", "petsc sliced, len array, y[r] = sum", "petsc sliced, no division"};
+    for (int v = 0; v < 5; v++) {
       if (!Only(names[v], only)) continue;
       CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
       const double t = Time([&]() {
         if (v == 0) PetscSlicedKernel<false, false><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
         else if (v == 1) PetscSlicedKernel<true, false><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
         else if (v == 2) PetscSlicedKernel<false, true><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
-        else PetscSlicedKernel<true, true><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
+        else if (v == 3) PetscSlicedKernel<true, true><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y);
+        else PetscSlicedKernel<false, false, true><<<units, blk>>>(g, d.ptr, d.len, d.sptr, d.scol, d.sval, NULL, d.x, NULL, d.y, (A.m + 31) / 32);
       }, reps);
       Report(A, names[v], t, bw, ref, sc, d, -1);
     }
