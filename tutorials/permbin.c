@@ -9,8 +9,9 @@
      permbin -fbin poisson.bin -permute -1 -o p.bin      (a matrix saved by -ksp_view_mat binary:poisson.bin)
 
    -consistent: b = A x for a random x instead, so that a singular matrix (a pure Neumann operator) has a solution
+   -permute_bs <bs>: whole runs of bs rows permuted (the unknowns of a vertex kept together); 1 (row by row) by default
 
-   Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandom() of the utilities library (libcsrkutil.a); make builds it.
+   Uses MatCSRKCreateProblem(), MatCSRKReadMatrixMarket() and MatCSRKPermuteRandomBlocks() of the utilities library (libcsrkutil.a); make builds it.
 */
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
   PetscViewer v;
   PetscRandom rnd;
   char        file[PETSC_MAX_PATH_LEN] = "", bin[PETSC_MAX_PATH_LEN] = "", problem[64] = "lap3d7", out[PETSC_MAX_PATH_LEN] = "";
-  PetscInt    n = 64, seed = 1;
+  PetscInt    n = 64, seed = 1, bs = 1;
   PetscBool   hasfile, hasbin, hasout, consistent = PETSC_FALSE;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-problem", problem, sizeof(problem), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute", &seed, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-permute_bs", &bs, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-o", out, sizeof(out), &hasout));
   PetscCheck(hasout && out[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "-o <file> is required");
   if (hasbin) {
@@ -45,7 +47,7 @@ int main(int argc, char **argv)
   else PetscCall(MatCSRKCreateProblem(PETSC_COMM_WORLD, problem, n, 1, &A));
   if (seed >= 0) {
     Mat P;
-    PetscCall(MatCSRKPermuteRandom(A, seed, &P));
+    PetscCall(MatCSRKPermuteRandomBlocks(A, bs, seed, &P));
     PetscCall(MatDestroy(&A));
     A = P;
   }

@@ -21,7 +21,8 @@
 #          the large matrices (KSPSolve time, the better of two plain runs; MatMult GPU rate from a run with
 #          -log_view_gpu_time; EX10_GEN=0: the plex phase's matrices only)
 #   rcm:   the same on the generated matrices in a random numbering: aijcusparse, csrkcuda, and csrkcuda with its RCM
-#          copy made at set-up (-mat_csrk_setup eager)
+#          copy made at set-up (-mat_csrk_setup eager); RCM_PLEX=1: also the plex phase's ex13 P1 and ex17 renumbered
+#          (RCM_GEN=0: those alone); RCM_VERTEX=1: also the elasticity matrices renumbered vertex by vertex
 #   orders: on the plex phase's matrices, csrkcuda's MatMult rate in each order: DMPlex's (-mat_csrk_ordering
 #          natural) and its RCM copy from the start (-mat_csrk_setup eager), -log_view_gpu_time
 #   repro: the same ex10 run 3 times with -ksp_view_solution binary:FILE, the files compared with cmp
@@ -178,7 +179,7 @@ if want ex10 60; then
   [ "${EX10_GEN:-1}" = 0 ] || ex10_table $mats
 fi
 
-# rcm: the generated P1, P2 and femelast3d 64^3 in a random numbering (femelast3d by vertex), ex10 as above with
+# rcm: the generated P1, P2 and femelast3d 64^3 in a random numbering (row by row), ex10 as above with
 # aijcusparse, csrkcuda (default options: the RCM copy after the products that pay for it) and csrkcuda with the RCM
 # copy made at its set-up (-mat_csrk_setup eager: the rate of the product in RCM order); the order's time (MatCSRKOrder,
 # from the -log_view_gpu_time run, whose events end on a synchronised stream) and MatMult rates of each stage; KSPSolve
@@ -186,9 +187,29 @@ fi
 if want rcm 130; then
   plex_wait
   for g in p1 p2; do [ -f "$top/deps/gen/$g-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/gen/tet-$g.raw" -permute 1 -o "$top/deps/gen/$g-rand.bin" >/dev/null 2>&1; done
-  [ -f "$top/deps/gen/el-rand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -o "$top/deps/gen/el-rand.bin" >/dev/null 2>&1
+  [ -f "$top/deps/gen/el-rand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -o "$top/deps/gen/el-rand.bin" >/dev/null 2>&1
   printf "%-10s %-16s %10s %6s %-22s %s\n" matrix type "KSPSolve s" its "MatCSRKOrder s (each)" "MatMult GPU MFlop/s (each stage)"
-  for m in "$top"/deps/gen/p1-rand.bin "$top"/deps/gen/p2-rand.bin "$top"/deps/gen/el-rand.bin; do
+  rmats=
+  [ "${RCM_GEN:-1}" = 0 ] || rmats="$top/deps/gen/p1-rand.bin $top/deps/gen/p2-rand.bin $top/deps/gen/el-rand.bin"
+  # RCM_PLEX=1: also the plex phase's snes ex13 P1 and ex17 elasticity renumbered at random, row by row
+  if [ "${RCM_PLEX:-0}" = 1 ]; then
+    for f in fem-p1 fem-elast; do
+      [ -f "$top/deps/fem/$f.raw" ] || continue
+      [ -f "$top/deps/fem/$f-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/fem/$f.raw" -permute 1 -consistent -o "$top/deps/fem/$f-rand.bin" >/dev/null 2>&1
+      rmats="$rmats $top/deps/fem/$f-rand.bin"
+    done
+  fi
+  # RCM_VERTEX=1: also femelast3d 64^3 (and, with RCM_PLEX=1, ex17) renumbered at random vertex by vertex, the 3 rows of
+  # a vertex kept together
+  if [ "${RCM_VERTEX:-0}" = 1 ]; then
+    [ -f "$top/deps/gen/el-vrand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -o "$top/deps/gen/el-vrand.bin" >/dev/null 2>&1
+    rmats="$rmats $top/deps/gen/el-vrand.bin"
+    if [ "${RCM_PLEX:-0}" = 1 ] && [ -f "$top/deps/fem/fem-elast.raw" ]; then
+      [ -f "$top/deps/fem/fem-elast-vrand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/fem/fem-elast.raw" -permute 1 -permute_bs 3 -consistent -o "$top/deps/fem/fem-elast-vrand.bin" >/dev/null 2>&1
+      rmats="$rmats $top/deps/fem/fem-elast-vrand.bin"
+    fi
+  fi
+  for m in $rmats; do
     for t in aijcusparse csrkcuda csrkcuda-eager; do
       case $t in
         csrkcuda-eager) ex10 "$m" csrkcuda -eager -info :mat -mat_csrk_setup eager; ex10 "$m" csrkcuda -eager-gputime -log_view_gpu_time -mat_csrk_setup eager ;;
