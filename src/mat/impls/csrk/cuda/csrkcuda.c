@@ -576,11 +576,11 @@ PetscErrorCode MatConvert_SeqAIJ_SeqCSRKCUDA(Mat A, MatType type, MatReuse reuse
    `-mat_view ::ascii_info` and `-info` show the levels and the kernel in effect.
 
    Orderings on the GPU: where the numbering of a diagonal block scatters the gathers of x (the steps of its 32-row
-   slices touch more than 0.8 distinct 32-byte sectors of x a nonzero: about 1 in a random numbering, 0.25-0.6 in a
-   mesh's, DMPlex's included) and the block has at least 2048 rows a multiprocessor, the auto ordering makes the
-   device copy again in an RCM order found on the device, once the products that pay for it within the set-up budget
-   have run (a count, so the bits are the same every run; at the first product under `-mat_csrk_setup eager`); x is
-   permuted in and y out.
+   slices touch more than 0.8 distinct 32-byte sectors of x a nonzero: about 1 in a random numbering row by row,
+   0.25-0.6 in a mesh's, DMPlex's included) and the block has at least 2048 rows a multiprocessor, the auto ordering
+   makes the device copy again in an RCM order found on the device, once the products that pay for it within the
+   set-up budget have run (a count, so the bits are the same every run; at the first product under
+   `-mat_csrk_setup eager`); x is permuted in and y out.
    `rcm` and `bandk` (whose METIS coarsening runs on the host only) make the copy in that order at once; `natural`
    never. `-info` says which, and why.
 
