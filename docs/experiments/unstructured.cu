@@ -284,22 +284,6 @@ __global__ void RowKernel(int m, int unit, const int *__restrict__ ptr, const in
   }
 }
 
-/* sliced: 32-row slices stored column by column (padded to the slice's longest row), a warp per slice, per slices in
-   turn (blocks of 4 warps: units of 128 per rows) */
-__global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
-{
-  for (int k = 0; k < per; k++) {
-    const int r = (blockIdx.x * per + k) * 128 + threadIdx.x;
-    if (r >= m) return;
-    const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
-    int       q = sptr[s] + r % 32;
-    double    sum = 0.0;
-#pragma unroll 4
-    for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
-    y[r] = sum;
-  }
-}
-
 /* PETSc's sliced kernel (CSRKSlicedPlainKernel of csrkcudasliced.cu, its loop as it is there), and with one of its
    differences from SlicedKernel removed at a time: LEN, the row lengths from an array of their own instead of rowptr's
    differences; PLAIN, y[r] = sum instead of CSRKStore's map and z; NODIV, the unit's last super-row from nsr given
@@ -333,25 +317,28 @@ __device__ __forceinline__ double LoadXLast(const double *p, uint64_t pol)
   return v;
 }
 
-/* the sliced kernel, a warp a slice, its gathers of x plain (HINT 0) or under evict_last (HINT 1), y stored plain or
+/* sliced: 32-row slices stored column by column (padded to the slice's longest row), a warp per slice, per slices in
+   turn (blocks of 4 warps: units of 128 per rows); x gathered plainly or under evict_last (HINT), y stored plainly or
    evict-first (STCS) */
-template <int HINT, int STCS>
-__global__ void SlicedHintKernel(int m, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+template <int HINT = 0, int STCS = 0>
+__global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
 {
   uint64_t pol = 0;
   if (HINT) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  const int r = blockIdx.x * 128 + threadIdx.x;
-  if (r >= m) return;
-  const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
-  int       q   = sptr[s] + r % 32;
-  double    sum = 0.0;
+  for (int k = 0; k < per; k++) {
+    const int r = (blockIdx.x * per + k) * 128 + threadIdx.x;
+    if (r >= m) return;
+    const int s = r / 32, h = min(32, m - 32 * s), n = len[r];
+    int       q   = sptr[s] + r % 32;
+    double    sum = 0.0;
 #pragma unroll 4
-  for (int j = 0; j < n; j++, q += h) {
-    const int c = __ldcs(scol + q);
-    sum += CSRKLoadStreamed(sval + q) * (HINT ? LoadXLast(x + c, pol) : x[c]);
+    for (int j = 0; j < n; j++, q += h) {
+      const int c = __ldcs(scol + q);
+      sum += CSRKLoadStreamed(sval + q) * (HINT ? LoadXLast(x + c, pol) : x[c]);
+    }
+    if (STCS) __stcs(y + r, sum);
+    else y[r] = sum;
   }
-  if (STCS) __stcs(y + r, sum);
-  else y[r] = sum;
 }
 
 /* a CG iteration's vector traffic between two products: the dots, AXPYs and Jacobi read and write nv vectors of n */
@@ -443,6 +430,37 @@ struct Dev {
   int     m, n, nnz;
   int    *ptr, *col, *sptr, *len, *scol;
   double *val, *sval, *x, *y, *y2;
+};
+
+/* cuSPARSE's CSR product y = A x on the device copy d, on a stream, with its algorithm's buffer */
+struct SpMV {
+  cusparseHandle_t     h;
+  cusparseSpMatDescr_t mat;
+  cusparseDnVecDescr_t vx, vy;
+  cusparseSpMVAlg_t    alg;
+  void                *buf;
+  const double         one = 1.0, zero = 0.0;
+  SpMV(const Dev &d, cudaStream_t stream, cusparseSpMVAlg_t a) : alg(a)
+  {
+    size_t sz;
+    CS(cusparseCreate(&h));
+    CS(cusparseSetStream(h, stream));
+    CS(cusparseCreateCsr(&mat, d.m, d.n, d.nnz, d.ptr, d.col, d.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    CS(cusparseCreateDnVec(&vx, d.n, d.x, CUDA_R_64F));
+    CS(cusparseCreateDnVec(&vy, d.m, d.y, CUDA_R_64F));
+    CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, &sz));
+    CK(cudaMalloc(&buf, std::max<size_t>(sz, 1)));
+  }
+  SpMV(const SpMV &) = delete; /* one owner of the handle and descriptors */
+  void operator()() const { CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, buf)); }
+  ~SpMV()
+  {
+    CK(cudaFree(buf));
+    CS(cusparseDestroySpMat(mat));
+    CS(cusparseDestroyDnVec(vx));
+    CS(cusparseDestroyDnVec(vy));
+    CS(cusparseDestroy(h));
+  }
 };
 
 static double Median(std::vector<float> &t)
@@ -621,31 +639,13 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   CK(cudaMemcpy(d.sval, sval.data(), sizeof(double) * sptr[nsl], cudaMemcpyHostToDevice));
 
   /* cuSPARSE */
-  {
-    cusparseHandle_t     h;
-    cusparseSpMatDescr_t mat;
-    cusparseDnVecDescr_t vx, vy;
-    const double         one = 1.0, zero = 0.0;
-    CS(cusparseCreate(&h));
-    CS(cusparseCreateCsr(&mat, A.m, A.n, nnz, d.ptr, d.col, d.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-    CS(cusparseCreateDnVec(&vx, A.n, d.x, CUDA_R_64F));
-    CS(cusparseCreateDnVec(&vy, A.m, d.y, CUDA_R_64F));
-    for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
-      const char *name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse CSR_ALG1" : "cusparse CSR_ALG2";
-      if (!Only(name, only)) continue;
-      size_t sz;
-      void  *buf;
-      CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, &sz));
-      CK(cudaMalloc(&buf, std::max<size_t>(sz, 1)));
-      CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
-      const double t = Time([&]() { CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, alg, buf)); }, reps);
-      Report(A, name, t, bw, ref, sc, d, -1);
-      CK(cudaFree(buf));
-    }
-    CS(cusparseDestroySpMat(mat));
-    CS(cusparseDestroyDnVec(vx));
-    CS(cusparseDestroyDnVec(vy));
-    CS(cusparseDestroy(h));
+  for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+    const char *name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse CSR_ALG1" : "cusparse CSR_ALG2";
+    if (!Only(name, only)) continue;
+    const SpMV spmv(d, 0, alg);
+    CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+    const double t = Time([&]() { spmv(); }, reps);
+    Report(A, name, t, bw, ref, sc, d, -1);
   }
   /* the row kernel: lanes, block size, one sum, plain loads; diagnostics */
   RunRow<4, ROW_FULL>(A, d, 128, 0, reps, bw, ref, sc, only);
@@ -748,32 +748,15 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
       const double t = SolveTime(launch, reps, st, buf, blen, d.x, A.n);
       Report(A, name, t, bw, ref, sc, d, -1);
     };
-    {
-      cusparseHandle_t     h;
-      cusparseSpMatDescr_t mat;
-      cusparseDnVecDescr_t vx, vy;
-      const double         one = 1.0, zero = 0.0;
-      size_t               sz;
-      void                *cbuf;
-      CS(cusparseCreate(&h));
-      CS(cusparseSetStream(h, st));
-      CS(cusparseCreateCsr(&mat, A.m, A.n, nnz, d.ptr, d.col, d.val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-      CS(cusparseCreateDnVec(&vx, A.n, d.x, CUDA_R_64F));
-      CS(cusparseCreateDnVec(&vy, A.m, d.y, CUDA_R_64F));
-      CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &sz));
-      CK(cudaMalloc(&cbuf, std::max<size_t>(sz, 1)));
-      run("solve: cusparse CSR_ALG1", [&]() { CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vx, &zero, vy, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, cbuf)); });
-      CK(cudaFree(cbuf));
-      CS(cusparseDestroySpMat(mat));
-      CS(cusparseDestroyDnVec(vx));
-      CS(cusparseDestroyDnVec(vy));
-      CS(cusparseDestroy(h));
+    if (Only("solve: cusparse CSR_ALG1", only)) {
+      const SpMV spmv(d, st, CUSPARSE_SPMV_CSR_ALG1);
+      run("solve: cusparse CSR_ALG1", [&]() { spmv(); });
     }
     run("solve: row w8", [&]() { RowKernel<8, ROW_FULL><<<growm, 128, 0, st>>>(A.m, 16, d.ptr, d.col, d.val, d.x, d.y); });
-    run("solve: sliced", [&]() { SlicedHintKernel<0, 0><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
-    run("solve: sliced, y evict-first", [&]() { SlicedHintKernel<0, 1><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
-    run("solve: sliced, x evict_last", [&]() { SlicedHintKernel<1, 0><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
-    run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedHintKernel<1, 1><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced", [&]() { SlicedKernel<0, 0><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced, y evict-first", [&]() { SlicedKernel<0, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced, x evict_last", [&]() { SlicedKernel<1, 0><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedKernel<1, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     /* x in a persisting access-policy window over an L2 carve-out (what a stream attribute would give PETSc's stream) */
     const size_t xb = sizeof(double) * A.n, carve = std::min(xb, (size_t)prop.persistingL2CacheMaxSize), win = std::min(xb, (size_t)prop.accessPolicyMaxWindowSize);
     if (carve && win) {
@@ -785,8 +768,8 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
       a.accessPolicyWindow.hitProp   = cudaAccessPropertyPersisting;
       a.accessPolicyWindow.missProp  = cudaAccessPropertyStreaming;
       CK(cudaStreamSetAttribute(st, cudaStreamAttributeAccessPolicyWindow, &a));
-      run("solve: sliced, x in a persisting window", [&]() { SlicedHintKernel<0, 0><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
-      run("solve: sliced, x in a persisting window, y evict-first", [&]() { SlicedHintKernel<0, 1><<<g, 128, 0, st>>>(A.m, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+      run("solve: sliced, x in a persisting window", [&]() { SlicedKernel<0, 0><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+      run("solve: sliced, x in a persisting window, y evict-first", [&]() { SlicedKernel<0, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
       run("solve: row w8, x in a persisting window", [&]() { RowKernel<8, ROW_FULL><<<growm, 128, 0, st>>>(A.m, 16, d.ptr, d.col, d.val, d.x, d.y); });
       a.accessPolicyWindow.num_bytes = 0;
       CK(cudaStreamSetAttribute(st, cudaStreamAttributeAccessPolicyWindow, &a));
