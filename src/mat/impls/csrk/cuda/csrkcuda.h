@@ -125,7 +125,7 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const P
   #define CSRK_GPU_RCM_NNZ    2.5e8
 /* The auto ordering's test of a numbering that scatters the gathers of x (csrkcudareorder.cu): the distinct 32-byte
    sectors of x that a step of a 32-row slice gathers, a nonzero, above which the device copy is made in RCM order
-   (0.99-1.0 in a random numbering, 0.30-0.60 in a mesh's; docs/tuning.md) */
+   (0.98-1.0 in a random numbering row by row, 0.25-0.60 in a mesh's; docs/tuning.md) */
   #define CSRK_GPU_SCATTERED_SECTORS 0.8
 
 /* What the plan's choice reads besides the row statistics kept in the device copy (mean, var, maxlen, nonzerorows) */
