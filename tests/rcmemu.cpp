@@ -22,30 +22,31 @@ static std::unique_ptr<std::barrier<>> subbar[32];
 static long long lanebuf[32];
 static std::mutex atom;
 static std::barrier<> &bar(unsigned mask) { return *subbar[__builtin_ctz(mask)]; }
+// each lane of `mask` puts v in, then reads what it needs of the others' (f of its lane) before any puts again
+template <class T, class F> static auto exchange(unsigned mask, T v, F f) {
+  const int lane = threadIdx.x % 32; lanebuf[lane] = (long long)v; bar(mask).arrive_and_wait();
+  auto r = f(lane); bar(mask).arrive_and_wait(); return r;
+}
+// the lanes of mask whose values are `pred` of the caller's
+template <class P> static unsigned lanes_where(unsigned mask, P pred) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; i++) if ((mask >> i & 1u) && pred(lanebuf[i])) r |= 1u << i;
+  return r;
+}
 static unsigned __ballot_sync(unsigned mask, int pred) {
-  const int lane = threadIdx.x % 32; unsigned r = 0;
-  lanebuf[lane] = pred != 0; bar(mask).arrive_and_wait();
-  for (int i = 0; i < 32; i++) if ((mask >> i & 1u) && lanebuf[i]) r |= 1u << i;
-  bar(mask).arrive_and_wait(); return r;
+  return exchange(mask, pred != 0, [&](int) { return lanes_where(mask, [](long long o) { return o != 0; }); });
+}
+static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
+  return exchange(mask, v, [&](int) { return lanes_where(mask, [&](long long o) { return (unsigned long long)o == v; }); });
 }
 template <class T> T __shfl_down_sync(unsigned mask, T v, int d, int w = 32) {
-  const int lane = threadIdx.x % 32; lanebuf[lane] = v; bar(mask).arrive_and_wait();
-  T r = lane % w + d < w ? (T)lanebuf[lane + d] : v; bar(mask).arrive_and_wait(); return r;
+  return exchange(mask, v, [&](int lane) { return lane % w + d < w ? (T)lanebuf[lane + d] : v; });
 }
 template <class T> T __shfl_sync(unsigned mask, T v, int src, int w) {
-  const int lane = threadIdx.x % 32; lanebuf[lane] = v; bar(mask).arrive_and_wait();
-  T r = (T)lanebuf[lane / w * w + src]; bar(mask).arrive_and_wait(); return r;
+  return exchange(mask, v, [&](int lane) { return (T)lanebuf[lane / w * w + src]; });
 }
 template <class T> T __shfl_xor_sync(unsigned mask, T v, int d) {
-  const int lane = threadIdx.x % 32; lanebuf[lane] = v; bar(mask).arrive_and_wait();
-  T r = (T)lanebuf[lane ^ d]; bar(mask).arrive_and_wait(); return r;
-}
-static unsigned long long keybuf[32];
-static unsigned __match_any_sync(unsigned mask, unsigned long long v) {
-  const int lane = threadIdx.x % 32; unsigned r = 0;
-  keybuf[lane] = v; bar(mask).arrive_and_wait();
-  for (int i = 0; i < 32; i++) if ((mask >> i & 1u) && keybuf[i] == v) r |= 1u << i;
-  bar(mask).arrive_and_wait(); return r;
+  return exchange(mask, v, [&](int lane) { return (T)lanebuf[lane ^ d]; });
 }
 static int __popc(unsigned v) { return __builtin_popcount(v); }
 static int __ffs(unsigned v) { return __builtin_ffs((int)v); }
