@@ -186,28 +186,26 @@ fi
 # the better of two plain runs, the second of aijcusparse and csrkcuda after the first of every type
 if want rcm 130; then
   plex_wait
-  for g in p1 p2; do [ -f "$top/deps/gen/$g-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/gen/tet-$g.raw" -permute 1 -o "$top/deps/gen/$g-rand.bin" >/dev/null 2>&1; done
-  [ -f "$top/deps/gen/el-rand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -o "$top/deps/gen/el-rand.bin" >/dev/null 2>&1
+  # randmat OUT PERMBIN-OPTIONS...: a random renumbering (tutorials/permbin -permute 1), made once
+  randmat() { local o=$1; shift; [ -f "$o" ] || "$b/tutorials/permbin" "$@" -permute 1 -o "$o" >/dev/null 2>&1; }
   printf "%-10s %-16s %10s %6s %-22s %s\n" matrix type "KSPSolve s" its "MatCSRKOrder s (each)" "MatMult GPU MFlop/s (each stage)"
   rmats=
-  [ "${RCM_GEN:-1}" = 0 ] || rmats="$top/deps/gen/p1-rand.bin $top/deps/gen/p2-rand.bin $top/deps/gen/el-rand.bin"
+  if [ "${RCM_GEN:-1}" != 0 ]; then
+    for g in p1 p2; do randmat "$top/deps/gen/$g-rand.bin" -fbin "$top/deps/gen/tet-$g.raw"; done
+    randmat "$top/deps/gen/el-rand.bin" -problem femelast3d -n 64
+    rmats="$top/deps/gen/p1-rand.bin $top/deps/gen/p2-rand.bin $top/deps/gen/el-rand.bin"
+  fi
   # RCM_PLEX=1: also the plex phase's snes ex13 P1 and ex17 elasticity renumbered at random, row by row
   if [ "${RCM_PLEX:-0}" = 1 ]; then
     for f in fem-p1 fem-elast; do
-      [ -f "$top/deps/fem/$f.raw" ] || continue
-      [ -f "$top/deps/fem/$f-rand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/fem/$f.raw" -permute 1 -consistent -o "$top/deps/fem/$f-rand.bin" >/dev/null 2>&1
-      rmats="$rmats $top/deps/fem/$f-rand.bin"
+      [ -f "$top/deps/fem/$f.raw" ] && randmat "$top/deps/fem/$f-rand.bin" -fbin "$top/deps/fem/$f.raw" -consistent && rmats="$rmats $top/deps/fem/$f-rand.bin"
     done
   fi
   # RCM_VERTEX=1: also femelast3d 64^3 (and, with RCM_PLEX=1, ex17) renumbered at random vertex by vertex, the 3 rows of
   # a vertex kept together
   if [ "${RCM_VERTEX:-0}" = 1 ]; then
-    [ -f "$top/deps/gen/el-vrand.bin" ] || "$b/tutorials/permbin" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -o "$top/deps/gen/el-vrand.bin" >/dev/null 2>&1
-    rmats="$rmats $top/deps/gen/el-vrand.bin"
-    if [ "${RCM_PLEX:-0}" = 1 ] && [ -f "$top/deps/fem/fem-elast.raw" ]; then
-      [ -f "$top/deps/fem/fem-elast-vrand.bin" ] || "$b/tutorials/permbin" -fbin "$top/deps/fem/fem-elast.raw" -permute 1 -permute_bs 3 -consistent -o "$top/deps/fem/fem-elast-vrand.bin" >/dev/null 2>&1
-      rmats="$rmats $top/deps/fem/fem-elast-vrand.bin"
-    fi
+    randmat "$top/deps/gen/el-vrand.bin" -problem femelast3d -n 64 -permute_bs 3 && rmats="$rmats $top/deps/gen/el-vrand.bin"
+    [ "${RCM_PLEX:-0}" = 1 ] && [ -f "$top/deps/fem/fem-elast.raw" ] && randmat "$top/deps/fem/fem-elast-vrand.bin" -fbin "$top/deps/fem/fem-elast.raw" -permute_bs 3 -consistent && rmats="$rmats $top/deps/fem/fem-elast-vrand.bin"
   fi
   for m in $rmats; do
     for t in aijcusparse csrkcuda csrkcuda-eager; do
