@@ -23,11 +23,19 @@ __device__ __forceinline__ PetscScalar CSRKShfl(unsigned mask, PetscScalar v, in
   }
 }
 
-/* y = z + sum (or y = sum) for internal row r, in the user's ordering */
+/* y = z + sum (or y = sum) for internal row r, in the user's ordering. GENERAL false: y[r] = sum, for launches with
+   neither perm nor z. In the sliced kernel over plain columns the two tests, though uniform, cost the loop before them
+   its schedule (fewer loads in flight), so it compiles both stores and its launch picks one; the other kernels
+   measured the same either way and keep the general store */
+template <bool GENERAL = true>
 __device__ __forceinline__ void CSRKStore(PetscInt r, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y, PetscScalar sum)
 {
-  const CSRKIdx dst = perm ? perm[r] : (CSRKIdx)r;
-  y[dst]            = z ? z[dst] + sum : sum;
+  if (!GENERAL) {
+    y[r] = sum;
+  } else {
+    const CSRKIdx dst = perm ? perm[r] : (CSRKIdx)r;
+    y[dst]            = z ? z[dst] + sum : sum;
+  }
 }
 
 /* read once a product (the matrix entries): loaded evict-first (ld.global.cs), so that the caches keep x, which the

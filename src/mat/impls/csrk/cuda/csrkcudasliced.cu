@@ -145,6 +145,7 @@ __global__ void CSRKCheckPatternKernel(PetscInt64 m, const uint16_t *__restrict_
    per unit, a warp per super-row (blockDim.y super-rows at a time), a thread per row. Entry j of row i of super-row s
    is at sliceptr[s] + j h + i (h = rows of s); a thread stops at its own row length, so the padding is never read or
    multiplied (an Inf or NaN in x cannot leak into other rows through it). */
+template <bool GENERAL>
 __global__ void CSRKSlicedPlainKernel(const CSRKGroups g, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, const CSRKIdx *__restrict__ scol, const PetscScalar *__restrict__ sval, const CSRKIdx *__restrict__ perm, const PetscScalar *__restrict__ x, const PetscScalar *__restrict__ z, PetscScalar *__restrict__ y)
 {
   CSRKIdx s0, s1, r0, r1;
@@ -159,7 +160,7 @@ __global__ void CSRKSlicedPlainKernel(const CSRKGroups g, const CSRKIdx *__restr
       /* unrolled so that several loads of a thread are in flight at once */
 #pragma unroll 4
       for (CSRKIdx j = 0; j < len; j++, q += h) sum += CSRKStreamedProduct(sval, scol, x, q);
-      CSRKStore(r0 + i, perm, z, y, sum);
+      CSRKStore<GENERAL>(r0 + i, perm, z, y, sum);
     }
   }
 }
@@ -440,11 +441,12 @@ static PetscErrorCode CSRKSlicedMult(const CSRKDevice *d, const PetscScalar *x, 
   const dim3        block(d->bx, d->by, d->bz);
   const unsigned    grid = (unsigned)d->nunits;
   const CSRKGroups  g    = {(CSRKIdx)d->m, (CSRKIdx)d->sr, (CSRKIdx)d->ssr};
+  const bool        general = d->ymap || z; /* else y = A x in y's own order: the plain store */
 
   PetscFunctionBegin;
   if (!d->nunits) PetscFunctionReturn(PETSC_SUCCESS);
   if (sl->rowpat) (d->mean > CSRK_SLICED_PLAIN_MAX_MEAN ? CSRKSlicedPatternKernel<true> : CSRKSlicedPatternKernel<false>)<<<grid, block, 0, stream>>>(g, sl->sliceptr, sl->rowpat, sl->patptr, sl->patoff, sl->sval, d->ymap, x, z, y);
-  else CSRKSlicedPlainKernel<<<grid, block, 0, stream>>>(g, d->rowptr, sl->sliceptr, sl->scol, sl->sval, d->ymap, x, z, y);
+  else (general ? CSRKSlicedPlainKernel<true> : CSRKSlicedPlainKernel<false>)<<<grid, block, 0, stream>>>(g, d->rowptr, sl->sliceptr, sl->scol, sl->sval, d->ymap, x, z, y);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
