@@ -286,8 +286,9 @@ __global__ void RowKernel(int m, int unit, const int *__restrict__ ptr, const in
 
 /* PETSc's sliced kernel (CSRKSlicedPlainKernel of csrkcudasliced.cu, its loop as it is there), and with one of its
    differences from SlicedKernel removed at a time: LEN, the row lengths from an array of their own instead of rowptr's
-   differences; PLAIN, y[r] = sum instead of CSRKStore's map and z; NODIV, the unit's last super-row from nsr given
-   instead of CSRKUnitSuperRows' division */
+   differences; PLAIN, y[r] = sum instead of CSRKStore's map and z (the plugin's kernel has launched that store where
+   neither is given since a95cb39, so "petsc sliced, y[r] = sum" is today's); NODIV, the unit's last super-row from
+   nsr given instead of CSRKUnitSuperRows' division */
 template <bool LEN, bool PLAIN, bool NODIV = false>
 __global__ void PetscSlicedKernel(const CSRKGroups g, const int *__restrict__ rowptr, const int *__restrict__ lens, const int *__restrict__ sliceptr, const int *__restrict__ scol, const double *__restrict__ sval, const int *__restrict__ perm, const double *__restrict__ x, const double *__restrict__ z, double *__restrict__ y, int nsr = 0)
 {
