@@ -10,8 +10,8 @@
    of consecutive rows, counted on the host.
 
      nvcc -O3 -std=c++17 -arch=sm_90 -o unstructured docs/experiments/unstructured.cu -lcusparse
-     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-nostats] [-solvelike NV] [-only 'a|b'] file.bin ... [-gen p1|p2 N [-write file]] ...
-       file.bin: PETSc binary matrices; -gen: P1 or P2 on the Kuhn tetrahedra of an N^3 grid (generated; -write only
+     ./unstructured [-bw GB/s] [-reps 200] [-rand] [-nostats] [-solvelike NV] [-only 'a|b'] file.bin ... [-gen p1|p2|el N [-write file]] ...
+       file.bin: PETSc binary matrices; -gen: P1, P2 or P1 elasticity (bs 3) on the Kuhn tetrahedra of an N^3 grid (generated; -write only
        writes it); -rand: each also in a random numbering, P A P^T; -only: the runs whose names contain one of these;
        -solvelike NV: cuSPARSE, the row and the sliced kernels again as in a CG solve (NV vectors read and written
        between products, then x rewritten), and the sliced kernel with x under an L2 evict_last policy, y stored
@@ -246,6 +246,25 @@ static Csr GenTet(int N, int degree)
   return A;
 }
 
+/* P1 elasticity as snes ex17 assembles it: each entry of S (GenTet's P1) a dense 3 x 3 block, the 3 unknowns of a
+   vertex numbered together; the block of entry s is s on its diagonal and 0.1 s off it */
+static Csr Expand3(const Csr &S)
+{
+  Csr A;
+  A.m = 3 * S.m, A.n = 3 * S.n;
+  A.ptr.assign(A.m + 1, 0);
+  A.col.reserve((size_t)9 * S.ptr[S.m]);
+  A.val.reserve((size_t)9 * S.ptr[S.m]);
+  for (int i = 0; i < S.m; i++)
+    for (int a = 0; a < 3; a++) {
+      for (int q = S.ptr[i]; q < S.ptr[i + 1]; q++)
+        for (int b = 0; b < 3; b++) A.col.push_back(3 * S.col[q] + b), A.val.push_back(a == b ? S.val[q] : 0.1 * S.val[q]);
+      A.ptr[3 * i + a + 1] = (int)A.col.size();
+    }
+  A.name = "P1 elasticity (bs 3) on " + S.name;
+  return A;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* the row kernel: a row per W lanes, 128 / W rows a block of 128 threads (BLOCK threads: BLOCK / W rows) */
 enum { ROW_FULL, ROW_TWOSUMS, ROW_PLAIN, ROW_NOX, ROW_XATROW };
@@ -340,6 +359,46 @@ __global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const
     if (STCS) __stcs(y + r, sum);
     else y[r] = sum;
   }
+}
+
+/* nodes of 3 rows with one column list (bs-3 unknowns numbered together), a thread a node, slices of 32 nodes stored
+   column by column: one column index for the node's 3 entries, x gathered once for them; the 3 rows' values of step j
+   are 3 runs of h (so 8 + 4/3 bytes a nonzero) */
+__global__ void NodeSlicedKernel(int nn, const int *__restrict__ nptr, const int *__restrict__ nlen, const int *__restrict__ ncol, const double *__restrict__ nval, const double *__restrict__ x, double *__restrict__ y)
+{
+  const int n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n >= nn) return;
+  const int     s = n / 32, t = n % 32, h = min(32, nn - 32 * s), len = nlen[n];
+  int           q = nptr[s] + t;
+  const double *v = nval + 3 * (size_t)nptr[s] + t;
+  double        s0 = 0, s1 = 0, s2 = 0;
+#pragma unroll 4
+  for (int j = 0; j < len; j++, q += h, v += 3 * h) {
+    const double xv = x[__ldcs(ncol + q)];
+    s0 += __ldcs(v) * xv, s1 += __ldcs(v + h) * xv, s2 += __ldcs(v + 2 * h) * xv;
+  }
+  y[3 * n] = s0, y[3 * n + 1] = s1, y[3 * n + 2] = s2;
+}
+
+/* the same over dense 3 x 3 blocks (columns in aligned triples too): one index a block, 9 values as 9 runs of h
+   (8 + 4/9 bytes a nonzero), x's 3 values of a block gathered together */
+__global__ void BlockSlicedKernel(int nn, const int *__restrict__ bptr, const int *__restrict__ blen, const int *__restrict__ bcol, const double *__restrict__ bval, const double *__restrict__ x, double *__restrict__ y)
+{
+  const int n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n >= nn) return;
+  const int     s = n / 32, t = n % 32, h = min(32, nn - 32 * s), len = blen[n];
+  int           q = bptr[s] + t;
+  const double *v = bval + 9 * (size_t)bptr[s] + t;
+  double        s0 = 0, s1 = 0, s2 = 0;
+#pragma unroll 2
+  for (int j = 0; j < len; j++, q += h, v += 9 * h) {
+    const int    c  = 3 * __ldcs(bcol + q);
+    const double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2];
+    s0 += __ldcs(v) * x0 + __ldcs(v + h) * x1 + __ldcs(v + 2 * h) * x2;
+    s1 += __ldcs(v + 3 * h) * x0 + __ldcs(v + 4 * h) * x1 + __ldcs(v + 5 * h) * x2;
+    s2 += __ldcs(v + 6 * h) * x0 + __ldcs(v + 7 * h) * x1 + __ldcs(v + 8 * h) * x2;
+  }
+  y[3 * n] = s0, y[3 * n + 1] = s1, y[3 * n + 2] = s2;
 }
 
 /* a CG iteration's vector traffic between two products: the dots, AXPYs and Jacobi read and write nv vectors of n */
@@ -639,6 +698,65 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   CK(cudaMemcpy(d.scol, scol.data(), sizeof(int) * sptr[nsl], cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d.sval, sval.data(), sizeof(double) * sptr[nsl], cudaMemcpyHostToDevice));
 
+  /* bs-3 nodes (rows 3i, 3i + 1, 3i + 2 with one column list) and, where their columns come in aligned triples too,
+     dense 3 x 3 blocks: the layouts of NodeSlicedKernel and BlockSlicedKernel */
+  bool nodes = A.m % 3 == 0 && A.m == A.n, blocks = nodes;
+  for (int i = 0; nodes && i < A.m; i += 3) {
+    const int l = A.ptr[i + 1] - A.ptr[i];
+    for (int a = 1; a < 3 && nodes; a++) nodes = A.ptr[i + a + 1] - A.ptr[i + a] == l && std::equal(A.col.begin() + A.ptr[i], A.col.begin() + A.ptr[i] + l, A.col.begin() + A.ptr[i + a]);
+    blocks = blocks && l % 3 == 0;
+    for (int j = 0; blocks && j < l; j += 3) blocks = A.col[A.ptr[i] + j] % 3 == 0 && A.col[A.ptr[i] + j + 1] == A.col[A.ptr[i] + j] + 1 && A.col[A.ptr[i] + j + 2] == A.col[A.ptr[i] + j] + 2;
+  }
+  blocks       = blocks && nodes;
+  const int nn = A.m / 3, nsn = (nn + 31) / 32;
+  int      *dnptr = NULL, *dnlen = NULL, *dncol = NULL, *dbptr = NULL, *dblen = NULL, *dbcol = NULL;
+  double   *dnval = NULL, *dbval = NULL;
+  if (nodes) {
+    std::vector<int> nptr(nsn + 1, 0), nlen(nn), bptr(nsn + 1, 0), blen(nn);
+    for (int n = 0; n < nn; n++) nlen[n] = A.ptr[3 * n + 1] - A.ptr[3 * n], blen[n] = nlen[n] / 3;
+    for (int sn = 0; sn < nsn; sn++) {
+      int top = 0, h = std::min(32, nn - 32 * sn);
+      for (int n = 32 * sn; n < 32 * sn + h; n++) top = std::max(top, nlen[n]);
+      nptr[sn + 1] = nptr[sn] + top * h, bptr[sn + 1] = bptr[sn] + top / 3 * h;
+    }
+    std::vector<int>    ncol(nptr[nsn], 0), bcol(blocks ? bptr[nsn] : 0, 0);
+    std::vector<double> nval(3 * (size_t)nptr[nsn], 0.0), bval(blocks ? 9 * (size_t)bptr[nsn] : 0, 0.0);
+    for (int n = 0; n < nn; n++) {
+      const int sn = n / 32, t = n % 32, h = std::min(32, nn - 32 * sn);
+      for (int j = 0; j < nlen[n]; j++) {
+        ncol[nptr[sn] + j * h + t] = A.col[A.ptr[3 * n] + j];
+        for (int a = 0; a < 3; a++) nval[3 * (size_t)nptr[sn] + 3 * (size_t)j * h + a * h + t] = A.val[A.ptr[3 * n + a] + j];
+      }
+      for (int j = 0; blocks && j < blen[n]; j++) {
+        bcol[bptr[sn] + j * h + t] = A.col[A.ptr[3 * n] + 3 * j] / 3;
+        for (int a = 0; a < 3; a++)
+          for (int c = 0; c < 3; c++) bval[9 * (size_t)bptr[sn] + 9 * (size_t)j * h + (3 * a + c) * h + t] = A.val[A.ptr[3 * n + a] + 3 * j + c];
+      }
+    }
+    CK(cudaMalloc(&dnptr, sizeof(int) * (nsn + 1)));
+    CK(cudaMalloc(&dnlen, sizeof(int) * nn));
+    CK(cudaMalloc(&dncol, sizeof(int) * nptr[nsn]));
+    CK(cudaMalloc(&dnval, sizeof(double) * nval.size()));
+    CK(cudaMemcpy(dnptr, nptr.data(), sizeof(int) * (nsn + 1), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dnlen, nlen.data(), sizeof(int) * nn, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dncol, ncol.data(), sizeof(int) * nptr[nsn], cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dnval, nval.data(), sizeof(double) * nval.size(), cudaMemcpyHostToDevice));
+    printf("bs-3 nodes: %.2f bytes a nonzero with padding", (4.0 * nptr[nsn] + 8.0 * nval.size()) / nnz);
+    if (blocks) {
+      CK(cudaMalloc(&dbptr, sizeof(int) * (nsn + 1)));
+      CK(cudaMalloc(&dblen, sizeof(int) * nn));
+      CK(cudaMalloc(&dbcol, sizeof(int) * bptr[nsn]));
+      CK(cudaMalloc(&dbval, sizeof(double) * bval.size()));
+      CK(cudaMemcpy(dbptr, bptr.data(), sizeof(int) * (nsn + 1), cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dblen, blen.data(), sizeof(int) * nn, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dbcol, bcol.data(), sizeof(int) * bptr[nsn], cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dbval, bval.data(), sizeof(double) * bval.size(), cudaMemcpyHostToDevice));
+      printf("; dense 3 x 3 blocks: %.2f", (4.0 * bptr[nsn] + 8.0 * bval.size()) / nnz);
+    }
+    printf("\n");
+  }
+  const unsigned gn = (unsigned)((nn + 127) / 128);
+
   /* cuSPARSE */
   for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
     const char *name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse CSR_ALG1" : "cusparse CSR_ALG2";
@@ -685,6 +803,16 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
       }, reps);
       Report(A, names[v], t, bw, ref, sc, d, -1);
     }
+  }
+  if (nodes && Only("node sliced (3 rows a thread)", only)) {
+    CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+    const double t = Time([&]() { NodeSlicedKernel<<<gn, 128>>>(nn, dnptr, dnlen, dncol, dnval, d.x, d.y); }, reps);
+    Report(A, "node sliced (3 rows a thread)", t, bw, ref, sc, d, -1);
+  }
+  if (blocks && Only("block sliced (3 x 3 blocks)", only)) {
+    CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+    const double t = Time([&]() { BlockSlicedKernel<<<gn, 128>>>(nn, dbptr, dblen, dbcol, dbval, d.x, d.y); }, reps);
+    Report(A, "block sliced (3 x 3 blocks)", t, bw, ref, sc, d, -1);
   }
   {
     /* the 16-bit deltas: slots per row, padded per slice */
@@ -758,6 +886,8 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     run("solve: sliced, y evict-first", [&]() { SlicedKernel<0, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     run("solve: sliced, x evict_last", [&]() { SlicedKernel<1, 0><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedKernel<1, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
+    if (nodes) run("solve: node sliced (3 rows a thread)", [&]() { NodeSlicedKernel<<<gn, 128, 0, st>>>(nn, dnptr, dnlen, dncol, dnval, d.x, d.y); });
+    if (blocks) run("solve: block sliced (3 x 3 blocks)", [&]() { BlockSlicedKernel<<<gn, 128, 0, st>>>(nn, dbptr, dblen, dbcol, dbval, d.x, d.y); });
     /* x in a persisting access-policy window over an L2 carve-out (what a stream attribute would give PETSc's stream) */
     const size_t xb = sizeof(double) * A.n, carve = std::min(xb, (size_t)prop.persistingL2CacheMaxSize), win = std::min(xb, (size_t)prop.accessPolicyMaxWindowSize);
     if (carve && win) {
@@ -783,6 +913,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   }
   printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
+  cudaFree(dnptr), cudaFree(dnlen), cudaFree(dncol), cudaFree(dnval), cudaFree(dbptr), cudaFree(dblen), cudaFree(dbcol), cudaFree(dbval);
 }
 
 int main(int argc, char **argv)
@@ -797,10 +928,11 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "-nostats")) stats = false;
     else if (!strcmp(argv[i], "-solvelike") && i + 1 < argc) solvelike = atoi(argv[++i]);
     else if (!strcmp(argv[i], "-gen") && i + 2 < argc) {
-      /* -gen p1|p2 N [-write file]: a generated tetrahedral matrix, swept (or only written) */
+      /* -gen p1|p2|el N [-write file]: a generated tetrahedral matrix (el: P1 elasticity, bs 3), swept (or only written) */
+      const bool  el  = !strcmp(argv[i + 1], "el");
       const int   deg = !strcmp(argv[i + 1], "p2") ? 2 : 1, N = atoi(argv[i + 2]);
       const char *w   = i + 4 < argc && !strcmp(argv[i + 3], "-write") ? argv[i + 4] : NULL;
-      Csr         A   = GenTet(N, deg);
+      Csr         A   = el ? Expand3(GenTet(N, 1)) : GenTet(N, deg);
       i += w ? 4 : 2;
       if (w) {
         if (!WritePetscBinary(w, A)) return 1;
