@@ -13,7 +13,7 @@
      ./unstructured [-bw GB/s] [-reps 200] [-rand] [-nostats] [-solvelike NV] [-only 'a|b'] file.bin ... [-gen p1|p2|el N [-write file]] ...
        file.bin: PETSc binary matrices; -gen: P1, P2 or P1 elasticity (bs 3) on the Kuhn tetrahedra of an N^3 grid (generated; -write only
        writes it); -rand: each also in a random numbering, P A P^T; -only: the runs whose names contain one of these;
-       -solvelike NV: cuSPARSE, the row and the sliced kernels again as in a CG solve (NV vectors read and written
+       -solvelike NV: cuSPARSE, the row, sliced, footprint and block kernels again as in a CG solve (NV vectors read and written
        between products, then x rewritten), and the sliced kernel with x under an L2 evict_last policy, y stored
        evict-first, x in a persisting access-policy window
 
@@ -401,6 +401,28 @@ __global__ void BlockSlicedKernel(int nn, const int *__restrict__ bptr, const in
   y[3 * n] = s0, y[3 * n + 1] = s1, y[3 * n + 2] = s2;
 }
 
+/* x's footprint of each 32-row slice (its distinct columns, sorted) gathered once into shared memory by the slice's
+   warp, then each thread walks its row with 16-bit indices into the footprint: 8 + 2 bytes a nonzero and 4 a distinct
+   column of a slice, and no gather of x in the loop. A warp a slice, 4 a block; maxf doubles of shared memory a warp */
+__global__ void FootprintKernel(int m, int maxf, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ fptr, const int *__restrict__ fcol, const uint16_t *__restrict__ lidx, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+{
+  extern __shared__ double xs_all[];
+  const int nsl = (m + 31) / 32, w = threadIdx.x / 32, lane = threadIdx.x % 32, s = blockIdx.x * 4 + w;
+  if (s >= nsl) return; /* the whole warp: only __syncwarp below */
+  double   *xs = xs_all + w * maxf;
+  const int f0 = fptr[s], nf = fptr[s + 1] - f0;
+  for (int i = lane; i < nf; i += 32) xs[i] = x[__ldcs(fcol + f0 + i)];
+  __syncwarp();
+  const int r = 32 * s + lane;
+  if (r >= m) return;
+  const int h = min(32, m - 32 * s), n = len[r];
+  int       q   = sptr[s] + lane;
+  double    sum = 0.0;
+#pragma unroll 4
+  for (int j = 0; j < n; j++, q += h) sum += __ldcs(sval + q) * xs[__ldcs(lidx + q)];
+  y[r] = sum;
+}
+
 /* a CG iteration's vector traffic between two products: the dots, AXPYs and Jacobi read and write nv vectors of n */
 __global__ void VecTraffic(long long len, double *buf)
 {
@@ -757,6 +779,40 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   }
   const unsigned gn = (unsigned)((nn + 127) / 128);
 
+  /* each slice's footprint of x (distinct columns, sorted) and the 16-bit index of each entry into it, laid out as
+     the sliced values (FootprintKernel); where a slice touches more than 65536 columns it is not built */
+  std::vector<int>      fptr(nsl + 1, 0), fcol;
+  std::vector<uint16_t> lidx(sptr[nsl], 0);
+  int                   maxf = 0;
+  bool                  foot = true;
+  for (int sl = 0; sl < nsl && foot; sl++) {
+    const int        h = std::min(32, A.m - 32 * sl);
+    std::vector<int> F(A.col.begin() + A.ptr[32 * sl], A.col.begin() + A.ptr[32 * sl + h]);
+    std::sort(F.begin(), F.end());
+    F.erase(std::unique(F.begin(), F.end()), F.end());
+    foot = F.size() <= 65536;
+    for (int r = 32 * sl; r < 32 * sl + h && foot; r++)
+      for (int j = 0; j < len[r]; j++) lidx[sptr[sl] + j * h + r % 32] = (uint16_t)(std::lower_bound(F.begin(), F.end(), A.col[A.ptr[r] + j]) - F.begin());
+    fptr[sl + 1] = fptr[sl] + (int)F.size();
+    fcol.insert(fcol.end(), F.begin(), F.end());
+    maxf = std::max(maxf, (int)F.size());
+  }
+  foot = foot && 4 * maxf * (int)sizeof(double) <= 200 * 1024;
+  int      *dfptr = NULL, *dfcol = NULL;
+  uint16_t *dlidx = NULL;
+  if (foot) {
+    CK(cudaMalloc(&dfptr, sizeof(int) * (nsl + 1)));
+    CK(cudaMalloc(&dfcol, sizeof(int) * std::max<size_t>(fcol.size(), 1)));
+    CK(cudaMalloc(&dlidx, sizeof(uint16_t) * std::max(sptr[nsl], 1)));
+    CK(cudaMemcpy(dfptr, fptr.data(), sizeof(int) * (nsl + 1), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dfcol, fcol.data(), sizeof(int) * fcol.size(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dlidx, lidx.data(), sizeof(uint16_t) * sptr[nsl], cudaMemcpyHostToDevice));
+    CK(cudaFuncSetAttribute(FootprintKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 4 * maxf * (int)sizeof(double)));
+    printf("x footprints: %.1f distinct columns a slice (at most %d), %.2f uses each; %.2f bytes a nonzero with padding\n", (double)fcol.size() / nsl, maxf, (double)nnz / std::max<size_t>(fcol.size(), 1), (10.0 * sptr[nsl] + 4.0 * fcol.size()) / nnz);
+  }
+  const unsigned gf = (unsigned)((nsl + 3) / 4);
+  const size_t   fsm = 4 * (size_t)maxf * sizeof(double);
+
   /* cuSPARSE */
   for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
     const char *name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "cusparse CSR_ALG1" : "cusparse CSR_ALG2";
@@ -808,6 +864,11 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
     const double t = Time([&]() { NodeSlicedKernel<<<gn, 128>>>(nn, dnptr, dnlen, dncol, dnval, d.x, d.y); }, reps);
     Report(A, "node sliced (3 rows a thread)", t, bw, ref, sc, d, -1);
+  }
+  if (foot && Only("footprint (x in shared memory, 16-bit indices)", only)) {
+    CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
+    const double t = Time([&]() { FootprintKernel<<<gf, 128, fsm>>>(A.m, maxf, d.sptr, d.len, dfptr, dfcol, dlidx, d.sval, d.x, d.y); }, reps);
+    Report(A, "footprint (x in shared memory, 16-bit indices)", t, bw, ref, sc, d, -1);
   }
   if (blocks && Only("block sliced (3 x 3 blocks)", only)) {
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
@@ -888,6 +949,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedKernel<1, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     if (nodes) run("solve: node sliced (3 rows a thread)", [&]() { NodeSlicedKernel<<<gn, 128, 0, st>>>(nn, dnptr, dnlen, dncol, dnval, d.x, d.y); });
     if (blocks) run("solve: block sliced (3 x 3 blocks)", [&]() { BlockSlicedKernel<<<gn, 128, 0, st>>>(nn, dbptr, dblen, dbcol, dbval, d.x, d.y); });
+    if (foot) run("solve: footprint (x in shared memory, 16-bit indices)", [&]() { FootprintKernel<<<gf, 128, fsm, st>>>(A.m, maxf, d.sptr, d.len, dfptr, dfcol, dlidx, d.sval, d.x, d.y); });
     /* x in a persisting access-policy window over an L2 carve-out (what a stream attribute would give PETSc's stream) */
     const size_t xb = sizeof(double) * A.n, carve = std::min(xb, (size_t)prop.persistingL2CacheMaxSize), win = std::min(xb, (size_t)prop.accessPolicyMaxWindowSize);
     if (carve && win) {
@@ -914,6 +976,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
   cudaFree(dnptr), cudaFree(dnlen), cudaFree(dncol), cudaFree(dnval), cudaFree(dbptr), cudaFree(dblen), cudaFree(dbcol), cudaFree(dbval);
+  cudaFree(dfptr), cudaFree(dfcol), cudaFree(dlidx);
 }
 
 int main(int argc, char **argv)
