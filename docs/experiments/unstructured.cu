@@ -361,44 +361,34 @@ __global__ void SlicedKernel(int m, int per, const int *__restrict__ sptr, const
   }
 }
 
-/* nodes of 3 rows with one column list (bs-3 unknowns numbered together), a thread a node, slices of 32 nodes stored
-   column by column: one column index for the node's 3 entries, x gathered once for them; the 3 rows' values of step j
-   are 3 runs of h (so 8 + 4/3 bytes a nonzero) */
+/* nodes of 3 rows (bs-3 unknowns numbered together), a thread a node, slices of 32 nodes stored column by column, K
+   columns an index: K = 1, nodes with one column list (one index for the node's 3 entries, 8 + 4/3 bytes a nonzero);
+   K = 3, dense 3 x 3 blocks (columns in aligned triples too: one index a block, 8 + 4/9 bytes). Step j's 3K values
+   are 3K runs of h; x's K values of an index are gathered together, once for the 3 rows */
+template <int K>
 __global__ void NodeSlicedKernel(int nn, const int *__restrict__ nptr, const int *__restrict__ nlen, const int *__restrict__ ncol, const double *__restrict__ nval, const double *__restrict__ x, double *__restrict__ y)
 {
   const int n = blockIdx.x * blockDim.x + threadIdx.x;
   if (n >= nn) return;
   const int     s = n / 32, t = n % 32, h = min(32, nn - 32 * s), len = nlen[n];
   int           q = nptr[s] + t;
-  const double *v = nval + 3 * (size_t)nptr[s] + t;
-  double        s0 = 0, s1 = 0, s2 = 0;
-#pragma unroll 4
-  for (int j = 0; j < len; j++, q += h, v += 3 * h) {
-    const double xv = x[__ldcs(ncol + q)];
-    s0 += __ldcs(v) * xv, s1 += __ldcs(v + h) * xv, s2 += __ldcs(v + 2 * h) * xv;
+  const double *v = nval + 3 * K * (size_t)nptr[s] + t;
+  double        sum[3] = {0, 0, 0};
+#pragma unroll(K == 1 ? 4 : 2)
+  for (int j = 0; j < len; j++, q += h, v += 3 * K * h) {
+    const double *xc = x + K * __ldcs(ncol + q);
+    double        xv[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) xv[k] = xc[k];
+#pragma unroll
+    for (int a = 0; a < 3; a++) {
+      double p = __ldcs(v + a * K * h) * xv[0];
+#pragma unroll
+      for (int k = 1; k < K; k++) p += __ldcs(v + (a * K + k) * h) * xv[k];
+      sum[a] += p;
+    }
   }
-  y[3 * n] = s0, y[3 * n + 1] = s1, y[3 * n + 2] = s2;
-}
-
-/* the same over dense 3 x 3 blocks (columns in aligned triples too): one index a block, 9 values as 9 runs of h
-   (8 + 4/9 bytes a nonzero), x's 3 values of a block gathered together */
-__global__ void BlockSlicedKernel(int nn, const int *__restrict__ bptr, const int *__restrict__ blen, const int *__restrict__ bcol, const double *__restrict__ bval, const double *__restrict__ x, double *__restrict__ y)
-{
-  const int n = blockIdx.x * blockDim.x + threadIdx.x;
-  if (n >= nn) return;
-  const int     s = n / 32, t = n % 32, h = min(32, nn - 32 * s), len = blen[n];
-  int           q = bptr[s] + t;
-  const double *v = bval + 9 * (size_t)bptr[s] + t;
-  double        s0 = 0, s1 = 0, s2 = 0;
-#pragma unroll 2
-  for (int j = 0; j < len; j++, q += h, v += 9 * h) {
-    const int    c  = 3 * __ldcs(bcol + q);
-    const double x0 = x[c], x1 = x[c + 1], x2 = x[c + 2];
-    s0 += __ldcs(v) * x0 + __ldcs(v + h) * x1 + __ldcs(v + 2 * h) * x2;
-    s1 += __ldcs(v + 3 * h) * x0 + __ldcs(v + 4 * h) * x1 + __ldcs(v + 5 * h) * x2;
-    s2 += __ldcs(v + 6 * h) * x0 + __ldcs(v + 7 * h) * x1 + __ldcs(v + 8 * h) * x2;
-  }
-  y[3 * n] = s0, y[3 * n + 1] = s1, y[3 * n + 2] = s2;
+  y[3 * n] = sum[0], y[3 * n + 1] = sum[1], y[3 * n + 2] = sum[2];
 }
 
 /* x's footprint of each 32-row slice (its distinct columns, sorted) gathered once into shared memory by the slice's
@@ -651,6 +641,44 @@ static void RunRow(const Csr &A, const Dev &d, int block, int unit, int reps, do
   Report(A, name, t, bw, check ? ref : std::vector<double>(A.m, 0.0), check ? sc : std::vector<double>(A.m, INFINITY), d, bit);
 }
 
+/* the layout of NodeSlicedKernel<K> on the device from A's nodes of 3 rows (the caller checked them) */
+struct NodeSlices {
+  int    *ptr, *len, *col;
+  double *val;
+};
+static NodeSlices BuildNodeSlices(const Csr &A, int K, const char *what)
+{
+  const int        nn = A.m / 3, nsn = (nn + 31) / 32;
+  std::vector<int> ptr(nsn + 1, 0), len(nn);
+  for (int n = 0; n < nn; n++) len[n] = (A.ptr[3 * n + 1] - A.ptr[3 * n]) / K;
+  for (int sn = 0; sn < nsn; sn++) {
+    int top = 0, h = std::min(32, nn - 32 * sn);
+    for (int n = 32 * sn; n < 32 * sn + h; n++) top = std::max(top, len[n]);
+    ptr[sn + 1] = ptr[sn] + top * h;
+  }
+  std::vector<int>    col(ptr[nsn], 0);
+  std::vector<double> val(3 * K * (size_t)ptr[nsn], 0.0);
+  for (int n = 0; n < nn; n++) {
+    const int sn = n / 32, t = n % 32, h = std::min(32, nn - 32 * sn);
+    for (int j = 0; j < len[n]; j++) {
+      col[ptr[sn] + j * h + t] = A.col[A.ptr[3 * n] + K * j] / K;
+      for (int a = 0; a < 3; a++)
+        for (int k = 0; k < K; k++) val[3 * K * ((size_t)ptr[sn] + (size_t)j * h) + (a * K + k) * h + t] = A.val[A.ptr[3 * n + a] + K * j + k];
+    }
+  }
+  NodeSlices d;
+  CK(cudaMalloc(&d.ptr, sizeof(int) * (nsn + 1)));
+  CK(cudaMalloc(&d.len, sizeof(int) * std::max(nn, 1)));
+  CK(cudaMalloc(&d.col, sizeof(int) * std::max(ptr[nsn], 1)));
+  CK(cudaMalloc(&d.val, sizeof(double) * std::max<size_t>(val.size(), 1)));
+  CK(cudaMemcpy(d.ptr, ptr.data(), sizeof(int) * (nsn + 1), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.len, len.data(), sizeof(int) * nn, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.col, col.data(), sizeof(int) * ptr[nsn], cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.val, val.data(), sizeof(double) * val.size(), cudaMemcpyHostToDevice));
+  printf("%s: %.2f bytes a nonzero with padding\n", what, (4.0 * ptr[nsn] + 8.0 * val.size()) / A.ptr[A.m]);
+  return d;
+}
+
 static bool stats = true; /* the sectors of x counted on the host (-nostats: not) */
 
 static void Sweep(const Csr &A, double bw, int reps, const char *only)
@@ -721,7 +749,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   CK(cudaMemcpy(d.sval, sval.data(), sizeof(double) * sptr[nsl], cudaMemcpyHostToDevice));
 
   /* bs-3 nodes (rows 3i, 3i + 1, 3i + 2 with one column list) and, where their columns come in aligned triples too,
-     dense 3 x 3 blocks: the layouts of NodeSlicedKernel and BlockSlicedKernel */
+     dense 3 x 3 blocks: the layouts of NodeSlicedKernel<1> and <3> */
   bool nodes = A.m % 3 == 0 && A.m == A.n, blocks = nodes;
   for (int i = 0; nodes && i < A.m; i += 3) {
     const int l = A.ptr[i + 1] - A.ptr[i];
@@ -730,53 +758,10 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     for (int j = 0; blocks && j < l; j += 3) blocks = A.col[A.ptr[i] + j] % 3 == 0 && A.col[A.ptr[i] + j + 1] == A.col[A.ptr[i] + j] + 1 && A.col[A.ptr[i] + j + 2] == A.col[A.ptr[i] + j] + 2;
   }
   blocks       = blocks && nodes;
-  const int nn = A.m / 3, nsn = (nn + 31) / 32;
-  int      *dnptr = NULL, *dnlen = NULL, *dncol = NULL, *dbptr = NULL, *dblen = NULL, *dbcol = NULL;
-  double   *dnval = NULL, *dbval = NULL;
-  if (nodes) {
-    std::vector<int> nptr(nsn + 1, 0), nlen(nn), bptr(nsn + 1, 0), blen(nn);
-    for (int n = 0; n < nn; n++) nlen[n] = A.ptr[3 * n + 1] - A.ptr[3 * n], blen[n] = nlen[n] / 3;
-    for (int sn = 0; sn < nsn; sn++) {
-      int top = 0, h = std::min(32, nn - 32 * sn);
-      for (int n = 32 * sn; n < 32 * sn + h; n++) top = std::max(top, nlen[n]);
-      nptr[sn + 1] = nptr[sn] + top * h, bptr[sn + 1] = bptr[sn] + top / 3 * h;
-    }
-    std::vector<int>    ncol(nptr[nsn], 0), bcol(blocks ? bptr[nsn] : 0, 0);
-    std::vector<double> nval(3 * (size_t)nptr[nsn], 0.0), bval(blocks ? 9 * (size_t)bptr[nsn] : 0, 0.0);
-    for (int n = 0; n < nn; n++) {
-      const int sn = n / 32, t = n % 32, h = std::min(32, nn - 32 * sn);
-      for (int j = 0; j < nlen[n]; j++) {
-        ncol[nptr[sn] + j * h + t] = A.col[A.ptr[3 * n] + j];
-        for (int a = 0; a < 3; a++) nval[3 * (size_t)nptr[sn] + 3 * (size_t)j * h + a * h + t] = A.val[A.ptr[3 * n + a] + j];
-      }
-      for (int j = 0; blocks && j < blen[n]; j++) {
-        bcol[bptr[sn] + j * h + t] = A.col[A.ptr[3 * n] + 3 * j] / 3;
-        for (int a = 0; a < 3; a++)
-          for (int c = 0; c < 3; c++) bval[9 * (size_t)bptr[sn] + 9 * (size_t)j * h + (3 * a + c) * h + t] = A.val[A.ptr[3 * n + a] + 3 * j + c];
-      }
-    }
-    CK(cudaMalloc(&dnptr, sizeof(int) * (nsn + 1)));
-    CK(cudaMalloc(&dnlen, sizeof(int) * nn));
-    CK(cudaMalloc(&dncol, sizeof(int) * nptr[nsn]));
-    CK(cudaMalloc(&dnval, sizeof(double) * nval.size()));
-    CK(cudaMemcpy(dnptr, nptr.data(), sizeof(int) * (nsn + 1), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dnlen, nlen.data(), sizeof(int) * nn, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dncol, ncol.data(), sizeof(int) * nptr[nsn], cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dnval, nval.data(), sizeof(double) * nval.size(), cudaMemcpyHostToDevice));
-    printf("bs-3 nodes: %.2f bytes a nonzero with padding", (4.0 * nptr[nsn] + 8.0 * nval.size()) / nnz);
-    if (blocks) {
-      CK(cudaMalloc(&dbptr, sizeof(int) * (nsn + 1)));
-      CK(cudaMalloc(&dblen, sizeof(int) * nn));
-      CK(cudaMalloc(&dbcol, sizeof(int) * bptr[nsn]));
-      CK(cudaMalloc(&dbval, sizeof(double) * bval.size()));
-      CK(cudaMemcpy(dbptr, bptr.data(), sizeof(int) * (nsn + 1), cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dblen, blen.data(), sizeof(int) * nn, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dbcol, bcol.data(), sizeof(int) * bptr[nsn], cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dbval, bval.data(), sizeof(double) * bval.size(), cudaMemcpyHostToDevice));
-      printf("; dense 3 x 3 blocks: %.2f", (4.0 * bptr[nsn] + 8.0 * bval.size()) / nnz);
-    }
-    printf("\n");
-  }
+  const int  nn = A.m / 3;
+  NodeSlices ns = {}, bsl = {};
+  if (nodes) ns = BuildNodeSlices(A, 1, "bs-3 nodes");
+  if (blocks) bsl = BuildNodeSlices(A, 3, "dense 3 x 3 blocks");
   const unsigned gn = (unsigned)((nn + 127) / 128);
 
   /* each slice's footprint of x (distinct columns, sorted) and the 16-bit index of each entry into it, laid out as
@@ -862,7 +847,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   }
   if (nodes && Only("node sliced (3 rows a thread)", only)) {
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
-    const double t = Time([&]() { NodeSlicedKernel<<<gn, 128>>>(nn, dnptr, dnlen, dncol, dnval, d.x, d.y); }, reps);
+    const double t = Time([&]() { NodeSlicedKernel<1><<<gn, 128>>>(nn, ns.ptr, ns.len, ns.col, ns.val, d.x, d.y); }, reps);
     Report(A, "node sliced (3 rows a thread)", t, bw, ref, sc, d, -1);
   }
   if (foot && Only("footprint (x in shared memory, 16-bit indices)", only)) {
@@ -872,7 +857,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   }
   if (blocks && Only("block sliced (3 x 3 blocks)", only)) {
     CK(cudaMemset(d.y, 0xff, sizeof(double) * A.m));
-    const double t = Time([&]() { BlockSlicedKernel<<<gn, 128>>>(nn, dbptr, dblen, dbcol, dbval, d.x, d.y); }, reps);
+    const double t = Time([&]() { NodeSlicedKernel<3><<<gn, 128>>>(nn, bsl.ptr, bsl.len, bsl.col, bsl.val, d.x, d.y); }, reps);
     Report(A, "block sliced (3 x 3 blocks)", t, bw, ref, sc, d, -1);
   }
   {
@@ -947,8 +932,8 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     run("solve: sliced, y evict-first", [&]() { SlicedKernel<0, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     run("solve: sliced, x evict_last", [&]() { SlicedKernel<1, 0><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedKernel<1, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
-    if (nodes) run("solve: node sliced (3 rows a thread)", [&]() { NodeSlicedKernel<<<gn, 128, 0, st>>>(nn, dnptr, dnlen, dncol, dnval, d.x, d.y); });
-    if (blocks) run("solve: block sliced (3 x 3 blocks)", [&]() { BlockSlicedKernel<<<gn, 128, 0, st>>>(nn, dbptr, dblen, dbcol, dbval, d.x, d.y); });
+    if (nodes) run("solve: node sliced (3 rows a thread)", [&]() { NodeSlicedKernel<1><<<gn, 128, 0, st>>>(nn, ns.ptr, ns.len, ns.col, ns.val, d.x, d.y); });
+    if (blocks) run("solve: block sliced (3 x 3 blocks)", [&]() { NodeSlicedKernel<3><<<gn, 128, 0, st>>>(nn, bsl.ptr, bsl.len, bsl.col, bsl.val, d.x, d.y); });
     if (foot) run("solve: footprint (x in shared memory, 16-bit indices)", [&]() { FootprintKernel<<<gf, 128, fsm, st>>>(A.m, maxf, d.sptr, d.len, dfptr, dfcol, dlidx, d.sval, d.x, d.y); });
     /* x in a persisting access-policy window over an L2 carve-out (what a stream attribute would give PETSc's stream) */
     const size_t xb = sizeof(double) * A.n, carve = std::min(xb, (size_t)prop.persistingL2CacheMaxSize), win = std::min(xb, (size_t)prop.accessPolicyMaxWindowSize);
@@ -975,7 +960,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   }
   printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
-  cudaFree(dnptr), cudaFree(dnlen), cudaFree(dncol), cudaFree(dnval), cudaFree(dbptr), cudaFree(dblen), cudaFree(dbcol), cudaFree(dbval);
+  cudaFree(ns.ptr), cudaFree(ns.len), cudaFree(ns.col), cudaFree(ns.val), cudaFree(bsl.ptr), cudaFree(bsl.len), cudaFree(bsl.col), cudaFree(bsl.val);
   cudaFree(dfptr), cudaFree(dfcol), cudaFree(dlidx);
 }
 
