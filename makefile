@@ -64,7 +64,7 @@ NVCC_       := $(or $(CUDAC),$(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH   ?= 90
 MPICXX_INC  := $(or $(MPICXX_INCLUDES),$(shell mpicxx --showme:compile 2>/dev/null))
 NVFLAGS      = -O3 -std=c++17 -arch=sm_$(CUDA_ARCH) -Xcompiler -fPIC -Xcompiler $(NV_OPENMP_FLAGS) $(NVFLAGS_EXTRA) $(MPICXX_INC) -I$(TOP)/include -I$(TOP)/src/mat/impls/csrk $(PETSC_CC_INCLUDES)
-CUDA_SRC    := $(addprefix src/mat/impls/csrk/cuda/,csrkcudaplan.cu csrkcudakernels.cu csrkcudasliced.cu csrkcudamerge.cu csrkcudablock.cu csrkcudahalo.cu csrkcudareorder.cu csrkcudastage.cu)
+CUDA_SRC    := $(addprefix src/mat/impls/csrk/cuda/,csrkcudaplan.cu csrkcudakernels.cu csrkcudasliced.cu csrkcudamerge.cu csrkcudablock.cu csrkcudabsliced.cu csrkcudahalo.cu csrkcudareorder.cu csrkcudastage.cu)
 CUDA_CSRC   := src/mat/impls/csrk/cuda/csrkcuda.c src/mat/impls/csrk/cuda/csrkcudampi.c
 ifeq ($(CSRK_CUDA),1)
   EXTRA_CFLAGS += -DCSRK_HAVE_CUDA
@@ -74,7 +74,7 @@ endif
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 TUTORIALS := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 
-.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu rcm-emu stage-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
+.PHONY: all deps check test demo tune clean need-petsc cuda-check block-emu bsliced-emu rcm-emu stage-emu check-asan check-valgrind check-race race-deps fuzz fuzz-build fuzz-deps bench plots apps apps-examples sweep manpages manpages-check
 all: need-petsc $(LIB) $(UTIL_LIB) $(TESTS) $(TUTORIALS)
 
 need-petsc:
@@ -116,6 +116,7 @@ check:
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory cuda-check
 	@$(MAKE) --no-print-directory block-emu
+	@$(MAKE) --no-print-directory bsliced-emu
 	@$(MAKE) --no-print-directory rcm-emu
 	@$(MAKE) --no-print-directory stage-emu
 	@$(MAKE) --no-print-directory test
@@ -141,6 +142,10 @@ endef
 # The GPU block kernel's kernels (csrkcudablock.cuh), checked against a reference
 block-emu:
 	$(call host_emu,block-emu,blockemu,-std=c++20 -Wno-unknown-pragmas -pthread)
+
+# The GPU block-sliced kernel's kernels (csrkcudabsliced.cuh): layout, product, diagonal, refresh, against a reference
+bsliced-emu:
+	$(call host_emu,bsliced-emu,bslicedemu,-std=c++20 -Wno-unknown-pragmas -pthread)
 
 # The kernels of the GPU's RCM levels (csrkcudareorder.cuh), their order checked against the sequential definition
 rcm-emu:

@@ -142,12 +142,11 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run_info "parity auto on a large stencil: sliced over row patterns" "Sliced kernel over row patterns" "$build/tests/parity" -problem lap3d7 -n 72 -ctype csrkcuda
   run_info "parity auto on a small stencil: stream" "set up on the device: kernel stream" "$build/tests/parity" -problem lap3d7 -n 40 -ctype csrkcuda
   # unstructured rows of nearly equal length without row patterns: the sliced kernel in a block that fills the device
-  # (in either numbering; bs-3 rows in nodes take the block kernel first, below CSRK_BLOCK_MAX_ROWS_PER_SM rows a
+  # (in either numbering; bs-3 rows in nodes take the block kernel first, below CSRK_GPU_SLICES_MIN_ROWS_PER_SM rows a
   # multiprocessor), the stream kernel in a small one
   run_info "parity auto on unstructured rows: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -ctype csrkcuda
   run_info "parity auto on unstructured rows, renumbered: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d -n 72 -permute 1 -ctype csrkcuda
   run_info "parity auto on unstructured bs-3 rows filling the device: block" "set up on the device: kernel block" "$build/tests/parity" -problem femelast3d -n 48 -ctype csrkcuda
-  run_info "parity auto on bs-3 rows beyond the block kernel's rows a multiprocessor: sliced" "set up on the device: kernel sliced" "$build/tests/parity" -problem femelast3d -n 64 -ctype csrkcuda
   # a row of 400 entries among 14.6 on average: the sliced kernel's thread for it would end long after the others
   # (CSRK_SLICED_TAIL_NNZ_PER_SM), so the vector kernel takes the block
   run_info "parity auto on unstructured rows with one long row: not sliced" "Sliced kernel not taken: a row of" "$build/tests/parity" -problem fem3d -n 72 -long 400 -ctype csrkcuda
@@ -180,6 +179,19 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run "parity block femelast3d" 1 "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda -mat_csrk_cuda_kernel block
   run "state csrkcuda block" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_cuda_kernel block
   run "state csrkcuda block femelast3d" 1 "$build/tests/state" -ctype csrkcuda -problem femelast3d -n 16
+  # the block-sliced kernel: rows in dense bs x bs blocks (the matrix's block size), checked on the device. Auto takes
+  # it on such rows in a block of at least CSRK_GPU_SLICES_MIN_ROWS_PER_SM rows a multiprocessor (femelast3d 64: 786 k
+  # rows; 48 takes the block kernel, above), in the user's numbering or renumbered vertex by vertex; forced: the
+  # products, the transposes, value refreshes, shifts and the diagonal; a clear error where the rows are not in blocks
+  run_info "parity bsliced, forced on femelast3d" "Block-sliced kernel: " "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
+  run_info "parity bsliced, forced on elasticity3d renumbered by vertex" "Block-sliced kernel: " "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
+  run_info "parity auto on bs-3 rows beyond the block kernel's rows a multiprocessor: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem femelast3d -n 64 -ctype csrkcuda
+  run_info "parity auto on bs-3 rows renumbered by vertex: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -ctype csrkcuda
+  run_error "parity bsliced forced on rows of block size 1" "The block-sliced kernel needs" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
+  run_error "parity bsliced forced on bs-3 rows renumbered row by row" "The block-sliced kernel needs" "$build/tests/parity" -problem elasticity3d -n 10 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced -mat_csrk_ordering natural
+  run "state csrkcuda bsliced" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_cuda_kernel bsliced
+  run "state csrkcuda bsliced femelast3d" 1 "$build/tests/state" -ctype csrkcuda -problem femelast3d -n 16 -mat_csrk_cuda_kernel bsliced
+  run "ksp csrkcuda bsliced" 1 "$build/tests/ksp" -ctype csrkcuda -problem elasticity3d -n 12 -pcs jacobi,default -mat_csrk_cuda_kernel bsliced
   run "ksp csrkcuda block" 1 "$build/tests/ksp" -ctype csrkcuda -problem elasticity3d -n 12 -pcs jacobi,default -mat_csrk_cuda_kernel block
   # forced orderings: the device's RCM (levels from a seed per 16,384 rows; restarts in components not reached: the
   # shared matrices with many components; a block beyond the level cap keeps the user's ordering), the products
@@ -297,14 +309,15 @@ case " $phases " in *" sanitize "*)
   for tool in memcheck racecheck; do
     # parity multiplies device vectors (the tested type's): the kernels run under the sanitizer. Random rows exercise
     # every path but the sliced kernel's row patterns, which need a stencil (sliced-patterns), and the block kernel's
-    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), and the auto
-    # rule's set-up: the row patterns of a small stencil then left to the stream kernel (auto-patterns), irregular rows
+    # nodes of several rows, which need a block matrix (block-nodes; random rows make nodes of one row), the
+    # block-sliced kernel, which needs dense blocks (bsliced), and the auto rule's set-up: the row patterns of a small stencil then left to the stream kernel (auto-patterns), irregular rows
     # (auto-irregular)
-    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes auto-patterns auto-irregular}; do
+    for kern in ${SANITIZE_KERNELS:-scalar vector stream sliced sliced-patterns merge block block-nodes bsliced auto-patterns auto-irregular}; do
       prob="-problem random -n 3000" # its dense row (3000 entries) is a long row
       [ "$kern" = sliced-patterns ] || [ "$kern" = auto-patterns ] && prob="-problem lap3d27 -n 14"
       [ "$kern" = auto-irregular ] && prob="-problem powerlaw -n 3000"
       [ "$kern" = block-nodes ] && prob="-problem elasticity3d -n 8 -permute 1 -permute_bs 3"
+      [ "$kern" = bsliced ] && prob="-problem femelast3d -n 12"
       san "$kern kernel" "$out/sanitizer-$tool-$kern.log" "$cs" --tool $tool --error-exitcode 9 "$build/tests/parity" $prob -ctype csrkcuda -kmin 3 -kmax 3 -mat_csrk_cuda_kernel "${kern%%-*}"
     done
     # the RCM order found on the device after its wait (memcheck only: 2,000 products of 373 k rows): its levels, the

@@ -108,11 +108,14 @@ $                                scan in each block and a fixed-order sum of the
 $  MAT_CSRK_CUDA_KERNEL_BLOCK  - runs of up to 6 consecutive rows with one column list (nodes, as AIJ's inodes) keep one
 $                                column index per node entry (16-bit offsets from a node base where they fit); a sub-warp
 $                                per node reads each x once for the node's rows; for block matrices (elasticity, bs 2-6)
+$  MAT_CSRK_CUDA_KERNEL_BSLICED - rows in dense bs x bs blocks (the matrix's block size, 2-6) keep one column index a
+$                                block, slices of 32 block rows stored block column by block column (coalesced), a thread
+$                                per block row; for block matrices that fill the device
 
    With the scalar, vector and stream kernels, rows far longer than the mean go to a chunked long-row kernel.
 
    Options Database Key:
-.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block> - the kernel
+.  -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block,bsliced> - the kernel
 
    Level: advanced
 
@@ -125,7 +128,8 @@ typedef enum {
   MAT_CSRK_CUDA_KERNEL_STREAM,
   MAT_CSRK_CUDA_KERNEL_SLICED,
   MAT_CSRK_CUDA_KERNEL_MERGE,
-  MAT_CSRK_CUDA_KERNEL_BLOCK
+  MAT_CSRK_CUDA_KERNEL_BLOCK,
+  MAT_CSRK_CUDA_KERNEL_BSLICED
 } MatCSRKCUDAKernel;
 PETSC_EXTERN const char *const MatCSRKCUDAKernels[];
 

@@ -5,7 +5,7 @@
 
 const char *const MatCSRKOrderings[] = {"natural", "rcm", "bandk", "auto", "MatCSRKOrdering", "MAT_CSRK_ORDERING_", NULL};
 const char *const MatCSRKSetups[]    = {"budget", "eager", "MatCSRKSetup", "MAT_CSRK_SETUP_", NULL};
-const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "merge", "block", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
+const char *const MatCSRKCUDAKernels[] = {"auto", "scalar", "vector", "stream", "sliced", "merge", "block", "bsliced", "MatCSRKCUDAKernel", "MAT_CSRK_CUDA_KERNEL_", NULL};
 const char *const MatCSRKFeatures[] = {"compress_indices", "row_patterns", "row_slices", "row_values", "row_nodes", "cuda_halo_pinned", "symmetric_half", "MatCSRKFeature", "MAT_CSRK_", NULL};
 
 /* The help of each option -mat_csrk_<MatCSRKFeatures[f]>, in MatCSRKFeature order, and whether only the CUDA types
@@ -669,10 +669,10 @@ PetscErrorCode MatCSRKSetFeature(Mat A, MatCSRKFeature feature, PetscBool flg)
 
   Input Parameters:
 + A      - the matrix, of type `MATCSRKCUDA` (a no-op for other types)
-. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_MERGE` or `MAT_CSRK_CUDA_KERNEL_BLOCK`
+. kernel - `MAT_CSRK_CUDA_KERNEL_AUTO`, `MAT_CSRK_CUDA_KERNEL_SCALAR`, `MAT_CSRK_CUDA_KERNEL_VECTOR`, `MAT_CSRK_CUDA_KERNEL_STREAM`, `MAT_CSRK_CUDA_KERNEL_SLICED`, `MAT_CSRK_CUDA_KERNEL_MERGE`, `MAT_CSRK_CUDA_KERNEL_BLOCK` or `MAT_CSRK_CUDA_KERNEL_BSLICED`
 
   Options Database Key:
-. -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block> - the kernel
+. -mat_csrk_cuda_kernel <auto,scalar,vector,stream,sliced,merge,block,bsliced> - the kernel
 
   Level: advanced
 

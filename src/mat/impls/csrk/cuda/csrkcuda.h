@@ -114,6 +114,10 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const P
    lengths vary little inside its 32-row slices and no row is long) */
   #define CSRK_GPU_SLICED_MAX_CV   0.3
   #define CSRK_GPU_MIN_ROWS_PER_SM 2048
+/* rows a multiprocessor from which slices (a warp's 32 rows or block rows stored column by column) beat the block
+   kernel's nodes on block rows in a solve: the coalesced loads gain more than the nodes' fewer index bytes
+   (docs/tuning.md) */
+  #define CSRK_GPU_SLICES_MIN_ROWS_PER_SM 3072
   #define CSRK_MERGE_MIN_CV        1.0
 /* The expected cost of the RCM order on the device (csrkcudareorder.cu), in products of the block in a random
    numbering, which the auto ordering waits to have run within the set-up's budget: a part worth CSRK_GPU_RCM_PASSES
@@ -166,13 +170,15 @@ typedef struct _n_CSRKVariant {
   size_t arrays[8];
   PetscErrorCode (*tocsr)(const CSRKDevice *, CSRKIdx *, PetscScalar *, cudaStream_t);
 } CSRKVariant;
-PETSC_INTERN const CSRKVariant CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantStream, CSRKVariantVector;
+PETSC_INTERN const CSRKVariant CSRKVariantBSliced, CSRKVariantBlock, CSRKVariantSliced, CSRKVariantMerge, CSRKVariantStream, CSRKVariantVector;
 PETSC_INTERN PetscErrorCode CSRKLayoutFree(const CSRKVariant *, CSRKDevice *);
 PETSC_INTERN PetscErrorCode CSRKPlanFits(CSRKDevice *, CSRKPlanStats *, PetscBool *, cudaStream_t);
 PETSC_INTERN void           CSRKPlanSizes(CSRKDevice *, MatCSRKCUDAKernel, const MatCSRKOptions *);
 PETSC_INTERN PetscInt       CSRKVectorWidth(PetscReal);
 /* the sliced kernel's rule and row patterns, which the block kernel's rule reads (csrkcudasliced.cu) */
 PETSC_INTERN PetscErrorCode CSRKSlicedPrepare(Mat, CSRKDevice *, const MatCSRKOptions *, CSRKPlanStats *, size_t *, cudaStream_t);
+/* the slices of 32 (block) rows that the sliced and block-sliced layouts share (csrkcudasliced.cu) */
+PETSC_INTERN PetscErrorCode CSRKSlicePointers(PetscInt, PetscInt, const CSRKIdx *, CSRKIdx *, CSRKIdx *, cudaStream_t);
 /* the row kernels' set-up that the stored transpose shares and the diagonal of CSR arrays (csrkcudakernels.cu); values
    times a (csrkcudaplan.cu) */
 PETSC_INTERN PetscErrorCode CSRKRowsBuild(CSRKDevice *, PetscInt, PetscBool, size_t, size_t *, cudaStream_t);

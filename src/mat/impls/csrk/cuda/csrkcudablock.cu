@@ -14,9 +14,6 @@
 
 /* auto: the share of the rows that must lie in nodes of two or more rows */
 #define CSRK_BLOCK_MIN_NODE_ROWS 0.75
-/* auto: rows a multiprocessor from which rows that the sliced kernel's rule takes go to it instead (docs/tuning.md):
-   in a solve its coalesced loads gain more than the nodes' fewer index bytes on blocks that fill the device */
-#define CSRK_BLOCK_MAX_ROWS_PER_SM 3072
 
 /* the block layout (d->data): the first row, column entry and value of each node (CSR order: the node's rows one after
    the other), the node's columns as 32-bit or as 16-bit offsets from its base column */
@@ -93,7 +90,7 @@ static size_t CSRKBlockBytes(const CSRKDevice *d, PetscBool offsets)
    Auto takes it where the rows have no row patterns, most rows are non-empty, none is a long row (a node is
    one sub-warp's), at least CSRK_BLOCK_MIN_NODE_ROWS of the rows lie in nodes of two or more rows, the layout
    takes less device memory than the CSR arrays (aijcusparse's), and the sliced kernel does not take the rows of a
-   block of CSRK_BLOCK_MAX_ROWS_PER_SM rows a multiprocessor or more */
+   block of CSRK_GPU_SLICES_MIN_ROWS_PER_SM rows a multiprocessor or more */
 static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const size_t    csrbytes = (sizeof(PetscScalar) + sizeof(CSRKIdx)) * (size_t)PetscMax(d->nnz, 1) + sizeof(CSRKIdx) * ((size_t)d->m + 1);
@@ -103,7 +100,7 @@ static PetscErrorCode CSRKBlockSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions 
   CSRKBlock      *b;
 
   PetscFunctionBegin;
-  if (!st->forced && (st->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX || (st->slicedtake && d->m >= (PetscInt64)CSRK_BLOCK_MAX_ROWS_PER_SM * st->sms))) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && (st->npat || 2 * d->nonzerorows <= d->m || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX || (st->slicedtake && d->m >= (PetscInt64)CSRK_GPU_SLICES_MIN_ROWS_PER_SM * st->sms))) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKBlockFindNodes(d, stream));
   b       = (CSRKBlock *)d->data;
   offsets = (PetscBool)(opt->feature[MAT_CSRK_COMPRESS_INDICES] && b->span < 65536);

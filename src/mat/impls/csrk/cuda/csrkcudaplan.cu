@@ -18,7 +18,7 @@
    stream kernel for short irregular rows and small blocks of regular rows, and the vector kernel (a thread per row,
    the scalar kernel, for short rows) where nothing else applies: rows of a few lengths within a few multiples of the
    mean. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar: the vector entry's). */
-static const CSRKVariant *const CSRKPlanTable[] = {&CSRKVariantBlock, &CSRKVariantSliced, &CSRKVariantMerge, &CSRKVariantStream, &CSRKVariantVector};
+static const CSRKVariant *const CSRKPlanTable[] = {&CSRKVariantBSliced, &CSRKVariantBlock, &CSRKVariantSliced, &CSRKVariantMerge, &CSRKVariantStream, &CSRKVariantVector};
 
 /* row-length statistics of a row pointer, accumulated with integer atomics (exact, so the choice is reproducible);
    pnnz: the padded size of the sliced storage */

@@ -33,20 +33,35 @@ typedef struct {
   PetscInt     pnnz;
 } CSRKSliced;
 
-/* padded size of each 32-row super-row of the sliced storage (entry nsr: 0, for the scan) */
-__global__ void CSRKSliceSizeKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ size)
+/* padded size of each slice of 32 (block) rows of bs rows (entry nsr: 0, for the scan): block row i's length is its
+   first row's over bs (bs 1: the sliced storage; 2-6: the block-sliced one, csrkcudabsliced.cu) */
+__global__ void CSRKSliceSizeKernel(PetscInt64 n, int bs, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ size)
 {
-  const PetscInt64 nsr = (m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+  const PetscInt64 nsr = (n + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
   CSRK_GRIDSTRIDE(s, nsr + 1)
   {
     if (s == nsr) size[s] = 0;
     else {
-      const PetscInt64 r0 = s * CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, m - r0);
+      const PetscInt64 r0 = s * CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, n - r0);
       CSRKIdx          w  = 0;
-      for (PetscInt64 r = r0; r < r0 + h; r++) w = max(w, rowptr[r + 1] - rowptr[r]);
+      for (PetscInt64 r = r0; r < r0 + h; r++) w = max(w, (rowptr[bs * r + 1] - rowptr[bs * r]) / bs);
       size[s] = (CSRKIdx)(((PetscInt64)w * h + 31) / 32 * 32);
     }
   }
+}
+
+/* CSRKSlicePointers - where each slice of 32 (block) rows of bs rows starts in a storage that pads each to its longest
+   (block) row, in entries (blocks), from the row pointers of the n bs rows; total: the padded entries */
+PetscErrorCode CSRKSlicePointers(PetscInt n, PetscInt bs, const CSRKIdx *rowptr, CSRKIdx *sliceptr, CSRKIdx *total, cudaStream_t stream)
+{
+  const PetscInt nsr = (n + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+
+  PetscFunctionBegin;
+  CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(n, (int)bs, rowptr, sliceptr);
+  PetscCallCUDA(cudaGetLastError());
+  PetscCall(CSRKExclusiveSum(sliceptr, sliceptr, nsr + 1, stream));
+  PetscCall(CSRKReadBack(total, sliceptr + nsr, 1, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* row r's entries and the sliced storage: entry j at sliceptr[r / 32] + j h + r % 32 (h: rows of the super-row). Into
@@ -328,12 +343,12 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
 {
   const PetscInt nsr = (d->m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
   CSRKSliced    *sl  = (CSRKSliced *)d->data;
+  CSRKIdx        total;
 
   PetscFunctionBegin;
   PetscCall(CSRKMalloc(&sl->sliceptr, nsr + 1, bytes));
-  CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr);
-  PetscCallCUDA(cudaGetLastError());
-  PetscCall(CSRKExclusiveSum(sl->sliceptr, sl->sliceptr, nsr + 1, stream));
+  PetscCall(CSRKSlicePointers(d->m, 1, d->rowptr, sl->sliceptr, &total, stream));
+  PetscCheck(total == sl->pnnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Sliced storage of %" PetscInt_FMT " entries, %" PetscInt_FMT " counted", (PetscInt)total, sl->pnnz);
   PetscCall(CSRKMalloc(&sl->sval, sl->pnnz, bytes));
   PetscCallCUDA(cudaMemsetAsync(sl->sval, 0, sizeof(PetscScalar) * PetscMax(sl->pnnz, 1), stream));
   if (!d->npat) {
