@@ -182,13 +182,14 @@ case " $phases " in *" test "* | *" test-kernels "*)
   # the block-sliced kernel: rows in dense bs x bs blocks (the matrix's block size), checked on the device. Auto takes
   # it on such rows in a block of at least CSRK_GPU_SLICES_MIN_ROWS_PER_SM rows a multiprocessor (femelast3d 64: 786 k
   # rows; 48 takes the block kernel, above), in the user's numbering or renumbered vertex by vertex; forced: the
-  # products, the transposes, value refreshes, shifts and the diagonal; a clear error where the rows are not in blocks
+  # products, the transposes, value refreshes, shifts and the diagonal; where the rows are not in blocks, the auto rule's
+  # kernel (-info says so)
   run_info "parity bsliced, forced on femelast3d" "Block-sliced kernel: " "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
   run_info "parity bsliced, forced on elasticity3d renumbered by vertex" "Block-sliced kernel: " "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
   run_info "parity auto on bs-3 rows beyond the block kernel's rows a multiprocessor: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem femelast3d -n 64 -ctype csrkcuda
   run_info "parity auto on bs-3 rows renumbered by vertex: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -ctype csrkcuda
-  run_error "parity bsliced forced on rows of block size 1" "The block-sliced kernel needs" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
-  run_error "parity bsliced forced on bs-3 rows renumbered row by row" "The block-sliced kernel needs" "$build/tests/parity" -problem elasticity3d -n 10 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced -mat_csrk_ordering natural
+  run_info "parity bsliced forced on rows of block size 1: the auto rule's kernel" "cannot hold these rows" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
+  run_info "parity bsliced forced on bs-3 rows renumbered row by row: the auto rule's kernel" "cannot hold these rows" "$build/tests/parity" -problem elasticity3d -n 10 -permute 1 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced -mat_csrk_ordering natural
   run "state csrkcuda bsliced" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8 -mat_csrk_cuda_kernel bsliced
   run "state csrkcuda bsliced femelast3d" 1 "$build/tests/state" -ctype csrkcuda -problem femelast3d -n 16 -mat_csrk_cuda_kernel bsliced
   run "ksp csrkcuda bsliced" 1 "$build/tests/ksp" -ctype csrkcuda -problem elasticity3d -n 12 -pcs jacobi,default -mat_csrk_cuda_kernel bsliced

@@ -28,7 +28,8 @@ typedef struct {
    forced or under auto bs 2-6, no row patterns (a stencil in its own numbering: the sliced kernel over them reads
    fewer bytes), a block of at least CSRK_GPU_SLICES_MIN_ROWS_PER_SM rows a multiprocessor (below it the block kernel's
    nodes win in a solve), no long row and the padding within CSRK_BSLICED_MAX_PADDING, so that the layout stays
-   smaller than the CSR arrays (aijcusparse's) */
+   smaller than the CSR arrays (aijcusparse's). Forced on rows that are not in such blocks, it declines (the plan then
+   takes the auto rule's kernel: an MPI matrix's off-diagonal block seldom is in blocks) */
 static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
   const PetscInt  bs = A->rmap->bs, nn = d->m / bs, nsl = (nn + CSRK_BSLICED_SR - 1) / CSRK_BSLICED_SR;
@@ -40,7 +41,10 @@ static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOption
 
   PetscFunctionBegin;
   if (!st->forced && (!sizes || st->npat || d->m < (PetscInt64)CSRK_GPU_SLICES_MIN_ROWS_PER_SM * st->sms || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(sizes, PETSC_COMM_SELF, PETSC_ERR_SUP, "The block-sliced kernel needs a block size of 2 to 6 that divides the rows and columns of the block (%" PetscInt_FMT " x %" PetscInt_FMT ", block size %" PetscInt_FMT ")", d->m, d->n, bs);
+  if (!sizes) {
+    PetscCall(PetscInfo(A, "Block-sliced kernel not taken: block size %" PetscInt_FMT " (2 to 6 needed) with %" PetscInt_FMT " x %" PetscInt_FMT " rows and columns\n", bs, d->m, d->n));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscNew(&b));
   d->data = b;
   b->bs   = bs;
@@ -57,14 +61,12 @@ static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOption
     PetscCall(CSRKSlicePointers(nn, bs, d->rowptr, b->sliceptr, &pb, stream));
   }
   pad = d->nnz ? (PetscReal)pb * bs * bs / d->nnz : 1;
-  if (hbad || (!st->forced && pad > CSRK_BSLICED_MAX_PADDING)) {
-    PetscCheck(!st->forced, PETSC_COMM_SELF, PETSC_ERR_SUP, "The block-sliced kernel needs every block row of %" PetscInt_FMT " rows to share one column list of whole aligned %" PetscInt_FMT " x %" PetscInt_FMT " blocks; these rows are not (use another -mat_csrk_cuda_kernel)", bs, bs, bs);
+  if (hbad || (!st->forced && pad > CSRK_BSLICED_MAX_PADDING) || (PetscInt64)pb * bs * bs > (PetscInt64)CSRK_IDX_MAX) {
     if (hbad) PetscCall(PetscInfo(A, "Block-sliced kernel not taken: the rows are not in dense %" PetscInt_FMT " x %" PetscInt_FMT " blocks\n", bs, bs));
-    else PetscCall(PetscInfo(A, "Block-sliced kernel not taken: padding %g beyond %g\n", (double)pad, CSRK_BSLICED_MAX_PADDING));
+    else PetscCall(PetscInfo(A, "Block-sliced kernel not taken: padding %g (at most %g) or %" PetscInt64_FMT " values (32-bit indices)\n", (double)pad, CSRK_BSLICED_MAX_PADDING, (PetscInt64)pb * bs * bs));
     PetscCall(CSRKLayoutFree(&CSRKVariantBSliced, d));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCheck((PetscInt64)pb * bs * bs <= (PetscInt64)CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "The padded block-sliced layout has %" PetscInt64_FMT " values, beyond 32-bit indices: use another kernel (-mat_csrk_cuda_kernel)", (PetscInt64)pb * bs * bs);
   b->pblocks = pb;
   *bytes += sizeof(CSRKIdx) * ((size_t)PetscMax(nn, 1) + (size_t)nsl + 1);
   PetscCall(CSRKMalloc(&b->bcol, pb, bytes));

@@ -236,6 +236,19 @@ PetscErrorCode CSRKLayoutFree(const CSRKVariant *v, CSRKDevice *d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the first entry of the table (the forced kernel's alone where kern is not auto) whose set-up takes d's rows */
+static PetscErrorCode CSRKPlanTry(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, MatCSRKCUDAKernel kern, size_t *bytes, cudaStream_t stream)
+{
+  PetscFunctionBegin;
+  for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable) && !d->plan; i++) {
+    if (kern != MAT_CSRK_CUDA_KERNEL_AUTO && CSRKPlanTable[i]->kernel != kern) continue;
+    d->ymap = NULL; /* set by the variant whose kernels write y through the RCM order */
+    PetscCall((*CSRKPlanTable[i]->setup)(A, d, opt, st, bytes, stream));
+    if (d->kernel != MAT_CSRK_CUDA_KERNEL_AUTO) d->plan = CSRKPlanTable[i];
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The plan of d: the row statistics, whether the block fills the device (rows a multiprocessor), the row grouping of
    the GPU size rule (tuning.c; the sliced, block and vector kernels set their own), then the forced kernel's entry set
    up, or the first entry whose rule holds; last, the CSR arrays the plan does not read are freed */
@@ -258,11 +271,17 @@ static PetscErrorCode CSRKPlanChoose(Mat A, CSRKDevice *d, const MatCSRKOptions 
   st.npat                   = 0;
   CSRKPlanSizes(d, opt->cuda_kernel, opt);
   PetscCall(CSRKSlicedPrepare(A, d, opt, &st, bytes, stream));
-  for (size_t i = 0; i < PETSC_STATIC_ARRAY_LENGTH(CSRKPlanTable) && !d->plan; i++) {
-    if (st.forced && CSRKPlanTable[i]->kernel != kern) continue;
-    d->ymap = NULL; /* set by the variant whose kernels write y through the RCM order */
-    PetscCall((*CSRKPlanTable[i]->setup)(A, d, opt, &st, bytes, stream));
-    if (d->kernel != MAT_CSRK_CUDA_KERNEL_AUTO) d->plan = CSRKPlanTable[i];
+  PetscCall(CSRKPlanTry(A, d, opt, &st, kern, bytes, stream));
+  if (!d->plan && st.forced) {
+    /* a forced kernel whose layout cannot hold these rows (bsliced without dense blocks): the auto rule's */
+    MatCSRKOptions aopt = *opt;
+
+    PetscCall(PetscInfo(A, "The %s kernel cannot hold these rows: the auto rule's kernel instead\n", MatCSRKCUDAKernels[kern]));
+    aopt.cuda_kernel = MAT_CSRK_CUDA_KERNEL_AUTO;
+    st.forced        = PETSC_FALSE;
+    CSRKPlanSizes(d, aopt.cuda_kernel, &aopt);
+    PetscCall(CSRKSlicedPrepare(A, d, &aopt, &st, bytes, stream));
+    PetscCall(CSRKPlanTry(A, d, &aopt, &st, MAT_CSRK_CUDA_KERNEL_AUTO, bytes, stream));
   }
   PetscCheck(d->plan, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No GPU kernel set up");
   PetscCall(PetscInfo(A, "GPU plan: %s rows (cv %g), %g rows a multiprocessor of %d, %s\n", st.forced ? "kernel forced on" : "auto rule on", (double)st.cv, (double)d->m / sms, sms, st.npat ? "row patterns" : "no row patterns"));
