@@ -102,7 +102,7 @@ case " $phases " in *" test "* | *" test-kernels "*)
   # TEST_PART=loops: the kernel loops alone; rest: the tests after them (parts run side by side on one GPU)
   part=${TEST_PART:-all}
   [ "$part" = rest ] || for k in ${TEST_KS:-2 3}; do
-    for kern in ${TEST_KERNELS:-scalar vector stream sliced merge block}; do
+    for kern in ${TEST_KERNELS:-scalar vector stream sliced merge block bsliced}; do
       o="-ctype csrkcuda -kmin $k -kmax $k -mat_csrk_cuda_kernel $kern"
       run "parity lap3d27 k=$k $kern vs aijcusparse" 1 "$build/tests/parity" -problem lap3d27 -n 24 -rtype aijcusparse $o
       run "parity lap3d27 k=$k $kern vs aij" 1 "$build/tests/parity" -problem lap3d27 -n 24 $o
