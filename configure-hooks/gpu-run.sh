@@ -186,6 +186,9 @@ case " $phases " in *" test "* | *" test-kernels "*)
   # kernel (-info says so)
   run_info "parity bsliced, forced on femelast3d" "Block-sliced kernel: " "$build/tests/parity" -problem femelast3d -n 16 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
   run_info "parity bsliced, forced on elasticity3d renumbered by vertex" "Block-sliced kernel: " "$build/tests/parity" $pb -ctype csrkcuda -mat_csrk_cuda_kernel bsliced
+  for bs in 2 4 5 6; do run_info "parity bsliced, forced on fem3d-bs$bs" "Block-sliced kernel: " "$build/tests/parity" -problem fem3d-bs$bs -n 12 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced; done
+  run_info "parity auto on bs-2 rows filling the device: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem fem3d-bs2 -n 80 -ctype csrkcuda
+  run_info "parity auto on bs-6 rows filling the device: sliced (CSRK_BSLICED_AUTO_MAX_BS)" "set up on the device: kernel sliced" "$build/tests/parity" -problem fem3d-bs6 -n 56 -ctype csrkcuda
   run_info "parity auto on bs-3 rows beyond the block kernel's rows a multiprocessor: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem femelast3d -n 64 -ctype csrkcuda
   run_info "parity auto on bs-3 rows renumbered by vertex: bsliced" "set up on the device: kernel bsliced" "$build/tests/parity" -problem femelast3d -n 64 -permute 1 -permute_bs 3 -ctype csrkcuda
   run_info "parity bsliced forced on rows of block size 1: the auto rule's kernel" "cannot hold these rows" "$build/tests/parity" -problem random -n 3000 -ctype csrkcuda -mat_csrk_cuda_kernel bsliced

@@ -1,5 +1,5 @@
 static const char help[] = "MatMult family of csrk against aij, for every ordering and k, with poisoned outputs.\n"
-                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes|fem3d|femelast3d> -n <n>\n"
+                           "  -f <file.mtx[.gz]> or -problem <lap2d5|lap3d7|lap3d27|elasticity3d|random|randrect|powerlaw|randnodes|fem3d|femelast3d|fem3d-bs<k>> -n <n>\n"
                            "  -permute <seed>: random symmetric permutation first (-permute_bs <bs>: of whole runs of bs rows, which keeps\n"
                            "  the row nodes of a block matrix); -tol <1e-12>\n"
                            "  -ctype <csrk|csrkcuda>: the type tested; -rtype <aij|aijcusparse|csrk>: the reference type; -transpose 0: skip the transposes\n"

@@ -255,7 +255,7 @@ static const PetscInt KuhnEdges[14][3] = {
    modulus 10^U(-1,1) per element) + u; the mass terms keep both SPD without boundary conditions. Element matrices
    come from the moved geometry, so no two rows have the same values. Each process numbers all vertices (O(n^3)
    integers) and adds the elements that touch its own vertices into its own rows only. */
-static PetscErrorCode CreateFEM(MPI_Comm comm, PetscInt n, PetscInt bs, PetscInt seed, Mat *A)
+static PetscErrorCode CreateFEM(MPI_Comm comm, PetscInt n, PetscInt bs, PetscBool multi, PetscInt seed, Mat *A)
 {
   const PetscInt nv = n * n * n;
   const PetscReal h = n > 1 ? 1.0 / (n - 1) : 1.0;
@@ -333,9 +333,9 @@ static PetscErrorCode CreateFEM(MPI_Comm comm, PetscInt n, PetscInt bs, PetscInt
         if (!own) continue;
         for (PetscInt t = 0; t < 6; t++) {
           const PetscInt id = 6 * cell + t;
-          PetscInt       vert[4], old[4], rows[12], cols[12], bit = 0;
+          PetscInt       vert[4], old[4], rows[24], cols[24], bit = 0;
           PetscReal      J[3][3], Ji[3][3], det, vol, g[4][3], coef;
-          PetscScalar    K[144];
+          PetscScalar    K[576];
           /* the path 000 -> e_a -> e_a + e_b -> 111 along the cube's edges */
           for (PetscInt k = 0; k < 4; k++) {
             if (k > 0) bit |= 1 << perms[t][k - 1];
@@ -361,10 +361,15 @@ static PetscErrorCode CreateFEM(MPI_Comm comm, PetscInt n, PetscInt bs, PetscInt
             g[0][d] = -(Ji[0][d] + Ji[1][d] + Ji[2][d]);
             for (PetscInt k = 1; k < 4; k++) g[k][d] = Ji[k - 1][d];
           }
-          if (bs == 1) {
+          if (bs == 1 || multi) {
             coef = PetscPowReal(10.0, 3.0 * HashUniform(seed, id, 3) - 1.5);
             for (PetscInt i = 0; i < 4; i++)
-              for (PetscInt j = 0; j < 4; j++) K[i * 4 + j] = coef * vol * (g[i][0] * g[j][0] + g[i][1] * g[j][1] + g[i][2] * g[j][2]) + vol / 20.0 * (i == j ? 2.0 : 1.0);
+              for (PetscInt j = 0; j < 4; j++) {
+                const PetscReal kij = coef * vol * (g[i][0] * g[j][0] + g[i][1] * g[j][1] + g[i][2] * g[j][2]) + vol / 20.0 * (i == j ? 2.0 : 1.0);
+                /* multi: bs coupled fields, the scalar operator times C = I + v v^T / 4, v_a = 1 + a / 10 (SPD) */
+                for (PetscInt a = 0; a < bs; a++)
+                  for (PetscInt b = 0; b < bs; b++) K[(bs * i + a) * 4 * bs + bs * j + b] = kij * ((a == b ? 1.0 : 0.0) + 0.25 * (1.0 + 0.1 * a) * (1.0 + 0.1 * b));
+              }
           } else {
             const PetscReal E = PetscPowReal(10.0, 2.0 * HashUniform(seed, id, 3) - 1.0), nu = 0.3;
             const PetscReal lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
@@ -403,7 +408,8 @@ static PetscErrorCode CreateFEM(MPI_Comm comm, PetscInt n, PetscInt bs, PetscInt
          "randnodes" (n x n random, rows in runs of 1 to 7 with one column list: inodes of every size),
          "fem3d" (n^3 vertices, P1 tetrahedra on a randomly moved grid numbered by Morton key, -div(k grad u) + u with k
          over three decades: mesh-like rows, each its own columns and values), "femelast3d" (the same mesh, linear
-         elasticity with block size 3)
+         elasticity with block size 3), "fem3d-bs<k>" (the same mesh, k = 2-6 coupled fields a vertex: fem3d's operator
+         times a dense SPD k x k coupling, block size k)
 . n    - grid points per dimension, or rows for the random matrices
 - seed - seed of the random matrices and of the meshes' moves and coefficients
 
@@ -452,13 +458,22 @@ PetscErrorCode MatCSRKCreateProblem(MPI_Comm comm, const char name[], PetscInt n
   }
   if (!flg) {
     PetscCall(PetscStrcmp(name, "fem3d", &flg));
-    if (flg) PetscCall(CreateFEM(comm, n, 1, seed, A));
+    if (flg) PetscCall(CreateFEM(comm, n, 1, PETSC_FALSE, seed, A));
   }
   if (!flg) {
     PetscCall(PetscStrcmp(name, "femelast3d", &flg));
-    if (flg) PetscCall(CreateFEM(comm, n, 3, seed, A));
+    if (flg) PetscCall(CreateFEM(comm, n, 3, PETSC_FALSE, seed, A));
   }
-  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect, powerlaw, randnodes, fem3d or femelast3d", name);
+  if (!flg) {
+    PetscCall(PetscStrncmp(name, "fem3d-bs", 8, &flg));
+    if (flg) {
+      const PetscInt bs = (PetscInt)strtol(name + 8, NULL, 10);
+
+      PetscCheck(bs >= 2 && bs <= 6, comm, PETSC_ERR_ARG_OUTOFRANGE, "fem3d-bs<k> takes a block size k of 2 to 6, not %s", name + 8);
+      PetscCall(CreateFEM(comm, n, bs, PETSC_TRUE, seed, A));
+    }
+  }
+  PetscCheck(flg, comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown problem %s: use lap2d5, lap3d7, lap3d27, elasticity3d, random, randrect, powerlaw, randnodes, fem3d, femelast3d or fem3d-bs<k>", name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

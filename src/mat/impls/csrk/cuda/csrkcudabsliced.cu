@@ -14,6 +14,9 @@
 
 /* auto: the padded layout at most this many times the nonzeros, as the sliced kernel's */
 #define CSRK_BSLICED_MAX_PADDING 1.25
+/* auto: the largest block size it takes; at bs 6 it ran the product as fast as the sliced kernel, no faster
+   (docs/tuning.md), so the simpler sliced layout keeps those rows */
+#define CSRK_BSLICED_AUTO_MAX_BS 5
 
 /* the block-sliced layout (d->data): slice s's blocks from sliceptr[s] (in blocks), their columns in block units, the
    blocks of each block row, the values (bs^2 a block) */
@@ -25,7 +28,7 @@ typedef struct {
 } CSRKBSliced;
 
 /* The layout, where its rule holds: the rows in dense blocks of the matrix's block size (checked on the device),
-   forced or under auto bs 2-6, no row patterns (a stencil in its own numbering: the sliced kernel over them reads
+   forced, or under auto bs 2-5 (CSRK_BSLICED_AUTO_MAX_BS), no row patterns (a stencil in its own numbering: the sliced kernel over them reads
    fewer bytes), a block of at least CSRK_GPU_SLICES_MIN_ROWS_PER_SM rows a multiprocessor (below it the block kernel's
    nodes win in a solve), no long row and the padding within CSRK_BSLICED_MAX_PADDING, so that the layout stays
    smaller than the CSR arrays (aijcusparse's). Forced on rows that are not in such blocks, it declines (the plan then
@@ -40,7 +43,7 @@ static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOption
   PetscReal       pad;
 
   PetscFunctionBegin;
-  if (!st->forced && (!sizes || st->npat || d->m < (PetscInt64)CSRK_GPU_SLICES_MIN_ROWS_PER_SM * st->sms || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!st->forced && (!sizes || bs > CSRK_BSLICED_AUTO_MAX_BS || st->npat || d->m < (PetscInt64)CSRK_GPU_SLICES_MIN_ROWS_PER_SM * st->sms || CSRKLongRowLength(d->mean, d->maxlen) != CSRK_IDX_MAX)) PetscFunctionReturn(PETSC_SUCCESS);
   if (!sizes) {
     PetscCall(PetscInfo(A, "Block-sliced kernel not taken: block size %" PetscInt_FMT " (2 to 6 needed) with %" PetscInt_FMT " x %" PetscInt_FMT " rows and columns\n", bs, d->m, d->n));
     PetscFunctionReturn(PETSC_SUCCESS);
