@@ -413,6 +413,27 @@ __global__ void FootprintKernel(int m, int maxf, const int *__restrict__ sptr, c
   y[r] = sum;
 }
 
+/* the sliced kernel with each slice's columns as 16-bit offsets from the slice's smallest column, where all of them
+   fit (sbase[s] >= 0; 10 bytes a nonzero), else its 32-bit columns (sbase[s] = -1): a branch uniform over the warp,
+   no decode chain (the column is base + offset) */
+__global__ void SliceBase16Kernel(int m, const int *__restrict__ sptr, const int *__restrict__ len, const int *__restrict__ sbase, const uint16_t *__restrict__ off, const int *__restrict__ scol, const double *__restrict__ sval, const double *__restrict__ x, double *__restrict__ y)
+{
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= m) return;
+  const int s = r / 32, h = min(32, m - 32 * s), n = len[r], b = sbase[s];
+  int       q   = sptr[s] + r % 32;
+  double    sum = 0.0;
+  if (b >= 0) {
+    const double *xb = x + b;
+#pragma unroll 4
+    for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * xb[__ldcs(off + q)];
+  } else {
+#pragma unroll 4
+    for (int j = 0; j < n; j++, q += h) sum += CSRKLoadStreamed(sval + q) * x[__ldcs(scol + q)];
+  }
+  y[r] = sum;
+}
+
 /* a CG iteration's vector traffic between two products: the dots, AXPYs and Jacobi read and write nv vectors of n */
 __global__ void VecTraffic(long long len, double *buf)
 {
@@ -795,6 +816,27 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     CK(cudaFuncSetAttribute(FootprintKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 4 * maxf * (int)sizeof(double)));
     printf("x footprints: %.1f distinct columns a slice (at most %d), %.2f uses each; %.2f bytes a nonzero with padding\n", (double)fcol.size() / nsl, maxf, (double)nnz / std::max<size_t>(fcol.size(), 1), (10.0 * sptr[nsl] + 4.0 * fcol.size()) / nnz);
   }
+  /* each slice's smallest column and 16-bit offsets from it, where the slice spans fewer than 65536 columns */
+  std::vector<int>      sbase(nsl, -1);
+  std::vector<uint16_t> off16(std::max(sptr[nsl], 1), 0);
+  long long             narrownz = 0;
+  for (int sl = 0; sl < nsl; sl++) {
+    const int h = std::min(32, A.m - 32 * sl);
+    int       lo = INT32_MAX, hi = -1;
+    for (int q = A.ptr[32 * sl]; q < A.ptr[32 * sl + h]; q++) lo = std::min(lo, A.col[q]), hi = std::max(hi, A.col[q]);
+    if (hi < 0 || hi - lo >= 65536) continue;
+    sbase[sl] = lo;
+    narrownz += A.ptr[32 * sl + h] - A.ptr[32 * sl];
+    for (int r = 32 * sl; r < 32 * sl + h; r++)
+      for (int j = 0; j < len[r]; j++) off16[sptr[sl] + j * h + r % 32] = (uint16_t)(A.col[A.ptr[r] + j] - lo);
+  }
+  int      *dsbase = NULL;
+  uint16_t *doff16 = NULL;
+  CK(cudaMalloc(&dsbase, sizeof(int) * std::max(nsl, 1)));
+  CK(cudaMalloc(&doff16, sizeof(uint16_t) * off16.size()));
+  CK(cudaMemcpy(dsbase, sbase.data(), sizeof(int) * nsl, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(doff16, off16.data(), sizeof(uint16_t) * off16.size(), cudaMemcpyHostToDevice));
+  printf("16-bit offsets from a slice base: %.3f of the slices, %.3f of the nonzeros fit\n", (double)std::count_if(sbase.begin(), sbase.end(), [](int b) { return b >= 0; }) / std::max(nsl, 1), (double)narrownz / std::max(nnz, 1));
   const unsigned gf = (unsigned)((nsl + 3) / 4);
   const size_t   fsm = 4 * (size_t)maxf * sizeof(double);
 
@@ -934,6 +976,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
     run("solve: sliced, x evict_last, y evict-first", [&]() { SlicedKernel<1, 1><<<g, 128, 0, st>>>(A.m, 1, d.sptr, d.len, d.scol, d.sval, d.x, d.y); });
     if (nodes) run("solve: node sliced (3 rows a thread)", [&]() { NodeSlicedKernel<1><<<gn, 128, 0, st>>>(nn, ns.ptr, ns.len, ns.col, ns.val, d.x, d.y); });
     if (blocks) run("solve: block sliced (3 x 3 blocks)", [&]() { NodeSlicedKernel<3><<<gn, 128, 0, st>>>(nn, bsl.ptr, bsl.len, bsl.col, bsl.val, d.x, d.y); });
+    run("solve: sliced, 16-bit offsets from a slice base", [&]() { SliceBase16Kernel<<<g, 128, 0, st>>>(A.m, d.sptr, d.len, dsbase, doff16, d.scol, d.sval, d.x, d.y); });
     if (foot) run("solve: footprint (x in shared memory, 16-bit indices)", [&]() { FootprintKernel<<<gf, 128, fsm, st>>>(A.m, maxf, d.sptr, d.len, dfptr, dfcol, dlidx, d.sval, d.x, d.y); });
     /* x in a persisting access-policy window over an L2 carve-out (what a stream attribute would give PETSc's stream) */
     const size_t xb = sizeof(double) * A.n, carve = std::min(xb, (size_t)prop.persistingL2CacheMaxSize), win = std::min(xb, (size_t)prop.accessPolicyMaxWindowSize);
@@ -961,7 +1004,7 @@ static void Sweep(const Csr &A, double bw, int reps, const char *only)
   printf("sliced storage: %.3f of the nonzeros (padding)\n", (double)sptr[nsl] / nnz);
   cudaFree(d.ptr), cudaFree(d.col), cudaFree(d.val), cudaFree(d.x), cudaFree(d.y), cudaFree(d.sptr), cudaFree(d.len), cudaFree(d.scol), cudaFree(d.sval);
   cudaFree(ns.ptr), cudaFree(ns.len), cudaFree(ns.col), cudaFree(ns.val), cudaFree(bsl.ptr), cudaFree(bsl.len), cudaFree(bsl.col), cudaFree(bsl.val);
-  cudaFree(dfptr), cudaFree(dfcol), cudaFree(dlidx);
+  cudaFree(dfptr), cudaFree(dfcol), cudaFree(dlidx), cudaFree(dsbase), cudaFree(doff16);
 }
 
 int main(int argc, char **argv)
