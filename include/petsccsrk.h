@@ -110,7 +110,8 @@ $                                column index per node entry (16-bit offsets fro
 $                                per node reads each x once for the node's rows; for block matrices (elasticity, bs 2-6)
 $  MAT_CSRK_CUDA_KERNEL_BSLICED - rows in dense bs x bs blocks (the matrix's block size, 2-6) keep one column index a
 $                                block, slices of 32 block rows stored block column by block column (coalesced), a thread
-$                                per block row; for block matrices that fill the device
+$                                per block row; for block matrices that fill the device (forced on rows that are
+$                                not in such blocks, the auto rule's kernel takes them)
 
    With the scalar, vector and stream kernels, rows far longer than the mean go to a chunked long-row kernel.
 
