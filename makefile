@@ -121,14 +121,17 @@ check:
 	@$(MAKE) --no-print-directory stage-emu
 	@$(MAKE) --no-print-directory test
 
-# Compiles the CUDA sources even where PETSc has no CUDA (nvcc present, no GPU), so that they cannot rot
+# Compiles the CUDA sources even where PETSc has no CUDA (nvcc present, no GPU), so that they cannot rot, and links
+# them into one object (a partial link: the rest of the library unresolved), where a kernel defined in a header that two
+# files include shows (a duplicate symbol)
 CUDA_INC := $(if $(NVCC_),$(abspath $(dir $(NVCC_))/../include))
 cuda-check:
 	@if [ -z "$(NVCC_)" ]; then echo "cuda-check: no nvcc, CUDA sources not compiled"; exit 0; fi; \
 	mkdir -p $(BUILD)/cuda-check && \
 	for f in $(CUDA_SRC); do $(NVCC_) $(NVFLAGS) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .cu).o || exit 1; done && \
 	for f in $(CUDA_CSRC); do $(CC_) $(CFLAGS_ALL) -Werror -I$(CUDA_INC) -include $(TOP)/src/mat/impls/csrk/cuda/compilecheck.h -c $(TOP)/$$f -o $(BUILD)/cuda-check/$$(basename $$f .c).o || exit 1; done && \
-	echo "cuda-check: $(CUDA_SRC) $(CUDA_CSRC) compile ($$($(NVCC_) --version | tail -n 1))"
+	$(or $(LD),ld) -r -o $(BUILD)/cuda-check/link-check.o $(foreach f,$(CUDA_SRC),$(BUILD)/cuda-check/$(basename $(notdir $(f))).o) $(foreach f,$(CUDA_CSRC),$(BUILD)/cuda-check/$(basename $(notdir $(f))).o) && \
+	echo "cuda-check: $(CUDA_SRC) $(CUDA_CSRC) compile and link without duplicate symbols ($$($(NVCC_) --version | tail -n 1))"
 
 # Tests of GPU code built for the host, where there is no GPU or nvcc (host_emu TARGET,SOURCE,FLAGS): each prints a
 # line ending in ": ok" a case, its failures, and a last line of its verdict, and exits nonzero on a failure
