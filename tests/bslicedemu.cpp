@@ -4,7 +4,8 @@
    of csrkcudabsliced.cu and of the slice pointers (csrkcudasliced.cu) are repeated here. Checks, for block sizes 2-6:
    the block check accepts dense bs x bs blocks and refuses rows that share no column list, columns that are not whole
    aligned blocks and rows of different lengths; y = A x and y = A x + z against a long-double CSR product (outputs
-   poisoned with NaN first); the diagonal and a shift; the refresh with new values; the CSR arrays given back. Matrices:
+   poisoned with NaN first); the diagonal and a shift; the refresh with new values; the CSR arrays given back; at bs 1,
+   the sliced storage's positions, which the moves serve too. Matrices:
    random block graphs (the last slice partial, empty block rows, a rectangular block), no rows.
    Prints one line per case and "all ok"; exits 1 on any failure. Built and run by `make bsliced-emu` (`make check`).
 */
@@ -58,7 +59,7 @@ static bool build(const CSR &A, int bs, Layout &L) {
   }
   L.pb = L.sliceptr[nsl];
   L.bcol.assign(std::max<PetscInt64>(L.pb, 1), 0); L.bval.assign(std::max<PetscInt64>(L.pb * bs * bs, 1), 0.0);
-  launch((A.m + 255) / 256 + 1, 256, [&] { CSRKBSlicedMoveKernel<false>(A.m, bs, A.rp.data(), L.sliceptr.data(), (CSRKIdx *)A.ci.data(), (double *)A.v.data(), L.bcol.data(), L.bval.data()); });
+  launch((A.m + 255) / 256 + 1, 256, [&] { CSRKSliceMoveKernel<false>(A.m, bs, A.rp.data(), L.sliceptr.data(), (CSRKIdx *)A.ci.data(), (double *)A.v.data(), L.bcol.data(), L.bval.data()); });
   return true;
 }
 
@@ -110,13 +111,31 @@ static int check(CSR A, int bs, const char *name) {
   {
     std::mt19937 g(11); std::uniform_real_distribution<double> u(-2, 2);
     for (auto &t : A.v) t = u(g);
-    launch((A.m + 255) / 256 + 1, 256, [&] { CSRKBSlicedMoveKernel<false>(A.m, bs, A.rp.data(), L.sliceptr.data(), NULL, A.v.data(), NULL, L.bval.data()); });
+    launch((A.m + 255) / 256 + 1, 256, [&] { CSRKSliceMoveKernel<false>(A.m, bs, A.rp.data(), L.sliceptr.data(), NULL, A.v.data(), NULL, L.bval.data()); });
     bad += product(A, bs, L, "product after the refresh");
     std::vector<CSRKIdx> ci(A.ci.size(), -1); std::vector<double> v(A.v.size(), NAN);
-    launch((A.m + 255) / 256 + 1, 256, [&] { CSRKBSlicedMoveKernel<true>(A.m, bs, A.rp.data(), L.sliceptr.data(), ci.data(), v.data(), L.bcol.data(), L.bval.data()); });
+    launch((A.m + 255) / 256 + 1, 256, [&] { CSRKSliceMoveKernel<true>(A.m, bs, A.rp.data(), L.sliceptr.data(), ci.data(), v.data(), L.bcol.data(), L.bval.data()); });
     if (ci != A.ci || v != A.v) { printf("  the CSR arrays given back differ\n"); bad++; }
   }
   printf("%-34s bs %d: m %d n %d, %ld block rows, %ld blocks with padding (%.3f of the nonzeros): %s\n", name, bs, A.m, A.n, (long)L.nn, (long)L.pb, A.rp[A.m] ? (double)L.pb * bs * bs / A.rp[A.m] : 0.0, bad ? "FAIL" : "ok");
+  return bad;
+}
+
+// bs 1, the sliced storage's move (csrkcudasliced.cu): entry j of row r at sliceptr[r / 32] + j h + r % 32, and back
+static int sliced1(const CSR &A, const char *name) {
+  Layout L;
+  int    bad = !build(A, 1, L);
+  for (int r = 0; r < A.m && !bad; r++) {
+    const int s = r / 32, h = std::min(32, A.m - 32 * s);
+    for (CSRKIdx q = A.rp[r]; q < A.rp[r + 1]; q++) {
+      const PetscInt64 p = L.sliceptr[s] + (PetscInt64)(q - A.rp[r]) * h + r % 32;
+      if (L.bcol[p] != A.ci[q] || L.bval[p] != A.v[q]) { bad++; break; }
+    }
+  }
+  std::vector<CSRKIdx> ci(A.ci.size(), -1); std::vector<double> v(A.v.size(), NAN);
+  launch((A.m + 255) / 256 + 1, 256, [&] { CSRKSliceMoveKernel<true>(A.m, 1, A.rp.data(), L.sliceptr.data(), ci.data(), v.data(), L.bcol.data(), L.bval.data()); });
+  if (ci != A.ci || v != A.v) bad++;
+  printf("%-34s bs 1: the sliced storage's positions and the CSR arrays given back: %s\n", name, bad ? "FAIL" : "ok");
   return bad;
 }
 
@@ -131,6 +150,8 @@ static int refuse(const CSR &A, int bs, const char *name) {
 int main() {
   int bad = 0;
   serial();
+  bad += sliced1(blocks(1000, 1000, 1, 9, 3), "random rows");
+  bad += sliced1(blocks(41, 30, 1, 5, 4), "41 rows (a partial slice), rectangular");
   for (int bs = 2; bs <= 6; bs++) {
     bad += check(blocks(1000, 1000, bs, 9, 1 + bs), bs, "random block graph, 32 slices");
     bad += check(blocks(37, 37, bs, 4, 7 + bs), bs, "37 block rows (a partial slice)");

@@ -77,7 +77,7 @@ static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOption
   /* the padding is never read; zeros keep the layout's bytes the same every run */
   PetscCallCUDA(cudaMemsetAsync(b->bcol, 0, sizeof(CSRKIdx) * PetscMax(pb, 1), stream));
   PetscCallCUDA(cudaMemsetAsync(b->bval, 0, sizeof(PetscScalar) * PetscMax((PetscInt64)pb * bs * bs, 1), stream));
-  CSRKBSlicedMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, (int)bs, d->rowptr, b->sliceptr, d->colidx, d->val, b->bcol, b->bval);
+  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, (int)bs, d->rowptr, b->sliceptr, d->colidx, d->val, b->bcol, b->bval);
   PetscCallCUDA(cudaGetLastError());
   d->kernel = MAT_CSRK_CUDA_KERNEL_BSLICED;
   d->width  = 1;
@@ -96,7 +96,7 @@ static PetscErrorCode CSRKBSlicedRefresh(CSRKDevice *d, const PetscScalar *v, cu
   CSRKBSliced *b = (CSRKBSliced *)d->data;
 
   PetscFunctionBegin;
-  CSRKBSlicedMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, (int)b->bs, d->rowptr, b->sliceptr, NULL, (PetscScalar *)v, NULL, b->bval);
+  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, (int)b->bs, d->rowptr, b->sliceptr, NULL, (PetscScalar *)v, NULL, b->bval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -106,7 +106,7 @@ static PetscErrorCode CSRKBSlicedToCSR(const CSRKDevice *d, CSRKIdx *colidx, Pet
   const CSRKBSliced *b = (const CSRKBSliced *)d->data;
 
   PetscFunctionBegin;
-  CSRKBSlicedMoveKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, (int)b->bs, d->rowptr, b->sliceptr, colidx, val, b->bcol, b->bval);
+  CSRKSliceMoveKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, (int)b->bs, d->rowptr, b->sliceptr, colidx, val, b->bcol, b->bval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }

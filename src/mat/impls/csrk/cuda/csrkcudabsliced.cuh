@@ -1,15 +1,16 @@
 /*
    The kernels of the block-sliced kernel of MATCSRKCUDA (set-up and launches in csrkcudabsliced.cu, whose top comment
-   describes the layout): the block check, the moves between the CSR arrays and the layout, the product and the
-   diagonal. They need only PetscScalar, PetscInt64 and CSRKIdx (tests/bslicedemu.cpp also builds them on the host).
+   describes the layout): the block check, the product and the diagonal (the moves between the CSR arrays and the
+   layout: csrkcudaslices.cuh). They need only PetscScalar, PetscInt64 and CSRKIdx (tests/bslicedemu.cpp also builds
+   them on the host).
 */
 #ifndef CSRKCUDABSLICED_CUH
 #define CSRKCUDABSLICED_CUH
 
-#include "csrkcudadevice.cuh"
+#include "csrkcudaslices.cuh"
 
 /* block rows a slice (a warp, a thread a block row) and threads a block of the product */
-#define CSRK_BSLICED_SR      32 /* as the sliced storage's: CSRKSlicePointers() serves both */
+#define CSRK_BSLICED_SR      CSRK_SLICE_ROWS
 #define CSRK_BSLICED_THREADS 128
 
 /* Whether the bs rows of each block row share one column list made of whole aligned blocks (columns c, c + 1, ..,
@@ -32,32 +33,6 @@ __global__ void CSRKBSlicedCheckKernel(PetscInt64 nn, int bs, const CSRKIdx *__r
     }
     blen[n] = ok ? len / bs : 0;
     if (!ok) atomicOr(bad, 1);
-  }
-}
-
-/* Row r's entries and the layout: entry q (block j = (q - rowptr[r]) / bs, column k in it) of row a of block row n
-   (slice s = n / 32, thread t = n % 32, h block rows in s) is value bs^2 (sliceptr[s] + j h) + (a bs + k) h + t; block
-   j's column is bcol[sliceptr[s] + j h + t]. Into the layout (BACK false: the set-up, the refresh) or back into CSR
-   arrays (the RCM copy made after its wait); NULL arrays are skipped */
-template <bool BACK>
-__global__ void CSRKBSlicedMoveKernel(PetscInt64 m, int bs, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, CSRKIdx *__restrict__ colidx, PetscScalar *__restrict__ val, CSRKIdx *__restrict__ bcol, PetscScalar *__restrict__ bval)
-{
-  const PetscInt64 nn = m / bs;
-  CSRK_GRIDSTRIDE(r, m)
-  {
-    const PetscInt64 n = r / bs, s = n / CSRK_BSLICED_SR, t = n % CSRK_BSLICED_SR, h = min((PetscInt64)CSRK_BSLICED_SR, nn - s * CSRK_BSLICED_SR);
-    const int        a = (int)(r % bs);
-    const CSRKIdx    q0 = rowptr[r], len = rowptr[r + 1] - q0;
-    for (CSRKIdx e = 0; e < len; e++) {
-      const PetscInt64 j = e / bs, k = e % bs, b = sliceptr[s] + j * h + t, v = bs * (PetscInt64)bs * (sliceptr[s] + j * h) + (a * bs + k) * h + t;
-      if (BACK) {
-        if (colidx) colidx[q0 + e] = bs * bcol[b] + (CSRKIdx)k;
-        if (val) val[q0 + e] = bval[v];
-      } else {
-        if (bcol && !a && !k) bcol[b] = colidx[q0 + e] / bs;
-        if (bval) bval[v] = val[q0 + e];
-      }
-    }
   }
 }
 

@@ -12,12 +12,14 @@
 #define CSRK_TRANSPOSE_ROWS_PER_BLOCK 32
 
 /* The variants in the order the auto rule tries them (the rule of docs/tuning.md, from the row statistics, the row
-   patterns and nodes and the rows a multiprocessor of the device, never from a timing): the block kernel where the rows
-   have no row patterns but nodes, the sliced kernel for rows of nearly equal length (overall, or inside each 32-row
+   patterns and nodes and the rows a multiprocessor of the device, never from a timing): the block-sliced kernel where
+   the rows are in dense blocks of the matrix's block size in a block that fills the device, the block kernel where the
+   rows have no row patterns but nodes, the sliced kernel for rows of nearly equal length (overall, or inside each 32-row
    slice with no long row) in a block that fills the device, the merge kernel for rows of very different lengths, the
    stream kernel for short irregular rows and small blocks of regular rows, and the vector kernel (a thread per row,
    the scalar kernel, for short rows) where nothing else applies: rows of a few lengths within a few multiples of the
-   mean. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar: the vector entry's). */
+   mean. A forced kernel (-mat_csrk_cuda_kernel) takes its entry whatever the rule (scalar: the vector entry's), unless
+   its layout cannot hold the rows (bsliced without dense blocks): then the rule chooses. */
 static const CSRKVariant *const CSRKPlanTable[] = {&CSRKVariantBSliced, &CSRKVariantBlock, &CSRKVariantSliced, &CSRKVariantMerge, &CSRKVariantStream, &CSRKVariantVector};
 
 /* row-length statistics of a row pointer, accumulated with integer atomics (exact, so the choice is reproducible);

@@ -8,9 +8,11 @@
 #include "../csrkimpl.h"
 #include "csrkcuda.h"
 #include "csrkcudautil.cuh"
+#include "csrkcudaslices.cuh"
 
-/* sliced kernels: super-rows of a warp's 32 rows; auto takes them only where the padding stays within 25 % */
-#define CSRK_SLICED_SR          32
+/* sliced kernels: super-rows of a warp's 32 rows (the slices of the moves the block-sliced layout shares); auto takes
+   them only where the padding stays within 25 % */
+#define CSRK_SLICED_SR          CSRK_SLICE_ROWS
 #define CSRK_SLICED_MAX_PADDING 1.25
 /* the longest row under auto: at most the block's nonzeros over this many a multiprocessor. A thread walks its row
    alone, a gather of x after each column load, so a row much longer than the others ends long after the rest of the
@@ -62,28 +64,6 @@ PetscErrorCode CSRKSlicePointers(PetscInt n, PetscInt bs, const CSRKIdx *rowptr,
   PetscCall(CSRKExclusiveSum(sliceptr, sliceptr, nsr + 1, stream));
   PetscCall(CSRKReadBack(total, sliceptr + nsr, 1, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* row r's entries and the sliced storage: entry j at sliceptr[r / 32] + j h + r % 32 (h: rows of the super-row). Into
-   the storage (back false: the set-up, the value refresh), or back into CSR arrays (the RCM copy made after its wait
-   from a layout that kept none); NULL arrays are skipped */
-template <bool back>
-__global__ void CSRKSliceMoveKernel(PetscInt64 m, const CSRKIdx *__restrict__ rowptr, const CSRKIdx *__restrict__ sliceptr, CSRKIdx *__restrict__ colidx, PetscScalar *__restrict__ val, CSRKIdx *__restrict__ scol, PetscScalar *__restrict__ sval)
-{
-  CSRK_GRIDSTRIDE(r, m)
-  {
-    const PetscInt64 s = r / CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, m - s * CSRK_SLICED_SR);
-    PetscInt64       p = sliceptr[s] + r % CSRK_SLICED_SR;
-    for (CSRKIdx q = rowptr[r]; q < rowptr[r + 1]; q++, p += h) {
-      if (back) {
-        if (colidx) colidx[q] = scol[p];
-        if (val) val[q] = sval[p];
-      } else {
-        if (scol) scol[p] = colidx[q];
-        if (sval) sval[p] = val[q];
-      }
-    }
-  }
 }
 
 /* 64-bit hash of a row's length and offsets column - row (FNV-1a over 32-bit words, then a final mix) */
@@ -355,7 +335,7 @@ static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t
     PetscCall(CSRKMalloc(&sl->scol, sl->pnnz, bytes));
     PetscCallCUDA(cudaMemsetAsync(sl->scol, 0, sizeof(CSRKIdx) * PetscMax(sl->pnnz, 1), stream));
   }
-  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, d->colidx, d->val, sl->scol, sl->sval);
+  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, 1, d->rowptr, sl->sliceptr, d->colidx, d->val, sl->scol, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -432,7 +412,7 @@ static PetscErrorCode CSRKSlicedRefresh(CSRKDevice *d, const PetscScalar *v, cud
   CSRKSliced *sl = (CSRKSliced *)d->data;
 
   PetscFunctionBegin;
-  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, NULL, (PetscScalar *)v, NULL, sl->sval);
+  CSRKSliceMoveKernel<false><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, 1, d->rowptr, sl->sliceptr, NULL, (PetscScalar *)v, NULL, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -445,7 +425,7 @@ static PetscErrorCode CSRKSlicedToCSR(const CSRKDevice *d, CSRKIdx *colidx, Pets
 
   PetscFunctionBegin;
   PetscCheck(sl->scol, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The sliced storage over row patterns keeps no columns");
-  CSRKSliceMoveKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, d->rowptr, sl->sliceptr, colidx, val, sl->scol, sl->sval);
+  CSRKSliceMoveKernel<true><<<CSRKGrid(d->m), 256, 0, stream>>>(d->m, 1, d->rowptr, sl->sliceptr, colidx, val, sl->scol, sl->sval);
   PetscCallCUDA(cudaGetLastError());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
