@@ -23,12 +23,14 @@
 #                      assembly of a fourth refinement takes minutes); FEM_ELAST_BOX=N: its own box (FEM_BOX otherwise;
 #                      FEM_ELAST_BOX=18 FEM_REFINE=3: about 1.1 M rows)
 #   fem-elast-p2:      the same in P2 (-dm_refine 3: about 1.2 M rows of about 80 nonzeros)
+#   fem-ex12-p1, fem-ex12-p2: snes ex12 Poisson, P1 and P2 (refined as fem-p1 and fem-p2), its coefficient a P0
+#                      checkerboard jumping by 10^3 (-variable_coefficient checkerboard_0 -k 3)
 #   gen-fem3d, gen-femelast3d: the generated problems (n 100 and 56; 80 and 40 with APPS_SIZE=small)
 #   NAME-rand:         NAME randomly renumbered
-#   plex-p1, plex-p2, plex-elast: the same DMPlex tutorials run as the application, the type given to their DM
+#   plex-p1, plex-p2, plex-elast, plex-ex12-p1, plex-ex12-p2: the same DMPlex tutorials run as the application, the type given to their DM
 #                      (-dm_mat_type T, and -dm_vec_type cuda on the GPU), one Newton step of FEM_ITS CG + Jacobi
 #                      iterations (KSPSolve), with PETSc's simple partitioner (the default one distributes this mesh
-#                      differently from run to run in PETSc 3.18)
+#                      differently from run to run in PETSc 3.18); on FEM_BOX's mesh where it is set
 # ex10 -f solves the system twice (its two stages, load and set-up included): the solve time is the sum of both
 # KSPSolve events. It loads the right-hand side from the file as a host vector, so on the GPU its solution stays on
 # the host and every CG iteration copies a vector to the host; FEM_RHS=random (ex10's -rhs random) makes both vectors
@@ -62,7 +64,7 @@ else
   cflags=$(pkg-config --cflags PETSc)
   libs=$(pkg-config --libs PETSc)
 fi
-for ex in ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/bench_kspsolve ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19 ksp/ksp/tutorials/ex10 snes/tutorials/ex13 snes/tutorials/ex17; do
+for ex in ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/bench_kspsolve ksp/ksp/tutorials/ex56 snes/tutorials/ex5 snes/tutorials/ex19 ksp/ksp/tutorials/ex10 snes/tutorials/ex12 snes/tutorials/ex13 snes/tutorials/ex17; do
   b=$out/apps-bin/$(basename "$ex")
   src=""
   for d in $srcs; do [ -z "$src" ] && [ -f "$d/src/$ex.c" ] && src=$d; done
@@ -93,6 +95,11 @@ for d in $srcs; do
   done
 done
 
+# boxmesh N: DMPlex's box of N^3 hexahedra, refined, then each cut into tetrahedra (DMPlex's simplex box needs
+# TetGen; PETSc 3.26's phases)
+boxmesh() { echo "-dm_plex_dim 3 -dm_plex_simplex 0 -dm_plex_box_faces $1,$1,$1 -dm_plex_option_phases sim_ -sim_dm_refine 1 -sim_dm_plex_transform_type refine_tosimplex"; }
+ex12coeff="-variable_coefficient checkerboard_0 -k 3 -mat_petscspace_degree 0"
+
 # femmat NAME: makes $femdir/NAME.bin (the matrix and a random right-hand side) unless it exists
 femmat() {
   local name=$1 base=${1%-rand} f=$femdir/$1.bin perm=-1 plex gnp
@@ -101,10 +108,9 @@ femmat() {
   mkdir -p "$femdir"
   [ "$base" != "$name" ] && perm=1
   plex="-dm_plex_filename $mesh"
-  # the box of hexahedra refined, then each cut into tetrahedra (DMPlex's simplex box needs TetGen; PETSc 3.26's phases)
   local box=${FEM_BOX:-}
   case $base in fem-elast*) box=${FEM_ELAST_BOX:-$box} ;; esac
-  [ -n "$box" ] && plex="-dm_plex_dim 3 -dm_plex_simplex 0 -dm_plex_box_faces $box,$box,$box -dm_plex_option_phases sim_ -sim_dm_refine 1 -sim_dm_plex_transform_type refine_tosimplex"
+  [ -n "$box" ] && plex=$(boxmesh "$box")
   plex="$plex -dm_plex_boundary_label marker -snes_max_it 1 -ksp_type preonly -pc_type none -ksp_view_mat binary:$femdir/$base.raw"
   if [ ! -f "$femdir/$base.raw" ]; then
     local t0=$SECONDS
@@ -112,6 +118,8 @@ femmat() {
       fem-p1) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine "$femref" -potential_petscspace_degree 1 ;;
       fem-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex13" $plex -dm_refine $((femref - 1)) -potential_petscspace_degree 2 ;;
       fem-elast) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -sol_type elas_quad -displacement_petscspace_degree 1 ;;
+      fem-ex12-p1) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex12" $plex $ex12coeff -dm_refine "$femref" -petscspace_degree 1 ;;
+      fem-ex12-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex12" $plex $ex12coeff -dm_refine $((femref - 1)) -petscspace_degree 2 ;;
       fem-elast-p2) timeout "${FEM_TIMEOUT:-300}" mpiexec -n "$gnp" "$out/apps-bin/ex17" $plex -dm_refine $((femref - 1)) -sol_type elas_quad -displacement_petscspace_degree 2 ;;
       gen-fem3d) "$permbin" -problem fem3d -n "${femgen%,*}" -permute -1 -o "$femdir/$base.raw" ;;
       gen-femelast3d) "$permbin" -problem femelast3d -n "${femgen#*,}" -permute -1 -o "$femdir/$base.raw" ;;
@@ -136,7 +144,7 @@ ev[ex19]=SNESSolve
 v56=""; [ "$mode" = gpu ] && v56="-vec_type cuda"
 cmd[ex56]="ex56 -ne $ex56ne -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_agg_nsmooths 1 -use_mat_nearnullspace -ksp_rtol 1e-8 -mat_type T $v56"
 ev[ex56]=KSPSolve
-for m in fem-p1 fem-p2 fem-elast fem-elast-p2 gen-fem3d gen-femelast3d; do
+for m in fem-p1 fem-p2 fem-ex12-p1 fem-ex12-p2 fem-elast fem-elast-p2 gen-fem3d gen-femelast3d; do
   for v in "" -rand; do
     cmd[$m$v]="ex10 -f $femdir/$m$v.bin -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -mat_type T $v56${FEM_RHS:+ -rhs $FEM_RHS -ksp_divtol 1e300}"
     ev[$m$v]=KSPSolve
@@ -144,11 +152,14 @@ for m in fem-p1 fem-p2 fem-elast fem-elast-p2 gen-fem3d gen-femelast3d; do
 done
 # the DMPlex tutorials themselves, the matrix type given to their DM (-dm_mat_type, and -dm_vec_type on the GPU):
 # PetscFE assembles on the host, then one Newton step solves with FEM_ITS CG iterations (KSPSolve)
-plexapp="-dm_plex_filename $mesh -dm_plex_boundary_label marker -petscpartitioner_type simple -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -dm_mat_type T $vec"
+plexmesh="-dm_plex_filename $mesh"; [ -n "${FEM_BOX:-}" ] && plexmesh=$(boxmesh "$FEM_BOX")
+plexapp="$plexmesh -dm_plex_boundary_label marker -petscpartitioner_type simple -snes_max_it 1 -ksp_type cg -pc_type jacobi -ksp_max_it $femits -ksp_rtol 1e-30 -dm_mat_type T $vec"
 cmd[plex-p1]="ex13 $plexapp -dm_refine $femref -potential_petscspace_degree 1"
 cmd[plex-p2]="ex13 $plexapp -dm_refine $((femref - 1)) -potential_petscspace_degree 2"
 cmd[plex-elast]="ex17 $plexapp -dm_refine $((femref - 1)) -sol_type elas_quad -displacement_petscspace_degree 1"
-for m in plex-p1 plex-p2 plex-elast; do ev[$m]=KSPSolve; done
+cmd[plex-ex12-p1]="ex12 $plexapp $ex12coeff -dm_refine $femref -petscspace_degree 1"
+cmd[plex-ex12-p2]="ex12 $plexapp $ex12coeff -dm_refine $((femref - 1)) -petscspace_degree 2"
+for m in plex-p1 plex-p2 plex-elast plex-ex12-p1 plex-ex12-p2; do ev[$m]=KSPSolve; done
 apps=$(echo "${APPS:-ex45,bench_kspsolve,ex5,ex19,ex56}" | tr , ' ')
 # ex56 decomposes its cube into a cube of ranks: the largest cube number of ranks up to NP, for every type
 np56=1; while [ $(((np56 + 1) ** 3)) -le "$np" ]; do np56=$((np56 + 1)); done; np56=$((np56 ** 3))

@@ -10,7 +10,8 @@
 #          matrices (RAW_ARGS: more options, such as -solvelike 8 -only 'ALG1|slices|solve:')
 #   plex:  snes ex13's P1 and P2 (DMPlex's numbering) and femelast3d made by configure-hooks/apps.sh, on the host
 #          while GPU 0 runs the raw phase (FEM_REFINE, FEM_BOX, FEM_ELAST_BOX: apps.sh's sizes; FEM_TIMEOUT: seconds a
-#          matrix; PLEX_APPS: apps.sh's matrices, fem-p1,fem-p2 unless given, fem-elast for snes ex17's)
+#          matrix; PLEX_APPS: apps.sh's matrices, fem-p1,fem-p2 unless given, fem-elast for snes ex17's,
+#          fem-ex12-p1,fem-ex12-p2 for snes ex12's; the later phases run on these)
 #   rules: tutorials/bench with each kernel forced against auto on the matrices behind the auto rule's constants
 #   big:   tutorials/bench, auto (BIG_TYPES: more) against aijcusparse on the large matrices
 #   ncu:   Nsight Compute on the row kernel, cuSPARSE and the sliced kernel (generated P1)
@@ -21,7 +22,7 @@
 #          the large matrices (KSPSolve time, the better of two plain runs; MatMult GPU rate from a run with
 #          -log_view_gpu_time; EX10_GEN=0: the plex phase's matrices only)
 #   rcm:   the same on the generated matrices in a random numbering: aijcusparse, csrkcuda, and csrkcuda with its RCM
-#          copy made at set-up (-mat_csrk_setup eager); RCM_PLEX=1: also the plex phase's ex13 P1 and ex17 renumbered
+#          copy made at set-up (-mat_csrk_setup eager); RCM_PLEX=1: also the plex phase's matrices renumbered
 #          (RCM_GEN=0: those alone); RCM_VERTEX=1: also the elasticity matrices renumbered vertex by vertex
 #   orders: on the plex phase's matrices, csrkcuda's MatMult rate in each order: DMPlex's (-mat_csrk_ordering
 #          natural) and its RCM copy from the start (-mat_csrk_setup eager), -log_view_gpu_time
@@ -91,7 +92,7 @@ srcdir=$PETSC_DIR/share/petsc/examples
 [ -f "$srcdir/src/ksp/ksp/tutorials/ex10.c" ] || srcdir=$PETSC_SRC
 apps=$top/deps/apps/apps-bin
 mkdir -p "$apps"
-for ex in ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/ex2 ksp/ksp/tutorials/ex56 ksp/ksp/tutorials/bench_kspsolve snes/tutorials/ex13 snes/tutorials/ex17 snes/tutorials/ex5 snes/tutorials/ex19; do
+for ex in ksp/ksp/tutorials/ex10 ksp/ksp/tutorials/ex45 ksp/ksp/tutorials/ex2 ksp/ksp/tutorials/ex56 ksp/ksp/tutorials/bench_kspsolve snes/tutorials/ex12 snes/tutorials/ex13 snes/tutorials/ex17 snes/tutorials/ex5 snes/tutorials/ex19; do
   [ -x "$apps/$(basename $ex)" ] || mpicc -O2 "$srcdir/src/$ex.c" -o "$apps/$(basename $ex)" -I"$PETSC_DIR/include" -I/usr/local/cuda/include -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm >"$log/build-$(basename $ex).txt" 2>&1 &
 done
 wait
@@ -110,7 +111,7 @@ if want pack 0; then
   ( p=deps/petsc-3.26.1-cuda
     cd "$top" || exit
     strip --strip-unneeded "$p"/lib/libpetsc.so.* 2>/dev/null
-    keep=$(ls -d $p/share/petsc/examples/src/ksp/ksp/tutorials/{ex2,ex10,ex45,ex56,bench_kspsolve}.c $p/share/petsc/examples/src/snes/tutorials/{ex5,ex13,ex17,ex19}.c $p/share/petsc/datafiles/meshes/mesh-3d-box-innersphere.msh 2>/dev/null)
+    keep=$(ls -d $p/share/petsc/examples/src/ksp/ksp/tutorials/{ex2,ex10,ex45,ex56,bench_kspsolve}.c $p/share/petsc/examples/src/snes/tutorials/{ex5,ex12,ex13,ex17,ex19}.c $p/share/petsc/datafiles/meshes/mesh-3d-box-innersphere.msh 2>/dev/null)
     tar -cf - --exclude="$p/share/petsc/examples" --exclude="$p/share/petsc/datafiles" "$p" $keep | nice -n 10 xz -T8 -6 >"$log/petsc.tar.xz"
     sz=$(stat -c %s "$log/petsc.tar.xz")
     [ "$sz" -lt $((56 * 1048576)) ] && split -b 15m -d "$log/petsc.tar.xz" "$out/petsc-cuda.tar.xz."
@@ -195,9 +196,9 @@ if want rcm 130; then
     randmat "$top/deps/gen/el-rand.bin" -problem femelast3d -n 64
     rmats="$top/deps/gen/p1-rand.bin $top/deps/gen/p2-rand.bin $top/deps/gen/el-rand.bin"
   fi
-  # RCM_PLEX=1: also the plex phase's snes ex13 P1 and ex17 elasticity renumbered at random, row by row
+  # RCM_PLEX=1: also the plex phase's matrices (PLEX_APPS) renumbered at random, row by row
   if [ "${RCM_PLEX:-0}" = 1 ]; then
-    for f in fem-p1 fem-elast; do
+    for f in $(echo "${PLEX_APPS:-fem-p1,fem-p2}" | tr , ' '); do
       [ -f "$top/deps/fem/$f.raw" ] && randmat "$top/deps/fem/$f-rand.bin" -fbin "$top/deps/fem/$f.raw" -consistent && rmats="$rmats $top/deps/fem/$f-rand.bin"
     done
   fi
@@ -248,7 +249,7 @@ fi
 
 plex_wait
 pm=
-for f in fem-p1 fem-p2 fem-elast; do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
+for f in $(echo "${PLEX_APPS:-fem-p1,fem-p2}" | tr , ' '); do [ -f "$top/deps/fem/$f.bin" ] && pm="$pm $top/deps/fem/$f.bin"; done
 if [ -n "$pm" ] && want raw 40; then
   # shellcheck disable=SC2086
   "$log/unstructured" -bw "$bw" -nostats ${RAW_ARGS:-} $pm >"$log/raw-plex.txt" 2>&1
