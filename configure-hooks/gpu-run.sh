@@ -243,6 +243,8 @@ case " $phases " in *" test "* | *" test-kernels "*)
   run "state csrkcuda auto on irregular rows (merge)" 1 "$build/tests/state" -ctype csrkcuda -problem powerlaw -n 3000
   run "state csrkcuda sliced, plain columns" 1 "$build/tests/state" -ctype csrkcuda -mat_csrk_cuda_kernel sliced -mat_csrk_row_patterns 0
   run "state csrkcuda elasticity" 1 "$build/tests/state" -ctype csrkcuda -problem elasticity3d -n 8
+  # set-up and refresh scratch of tens of MiB, given back to the device's memory pool (state checks the pool)
+  run "state csrkcuda fem3d 72, scratch given back" 1 "$build/tests/state" -ctype csrkcuda -problem fem3d -n 72
   run "apiparity csrkcuda" 1 "$build/tests/apiparity" -ctype csrkcuda -problem lap2d5,randrect,elasticity3d,random -n 10,60,3,80 -ks 2,3
   fi
   ;;

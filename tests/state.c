@@ -7,6 +7,9 @@ static const char help[] = "Conversions and changes of values and pattern: after
 #include <petsccsrk.h>
 #include <petsccsrkutil.h>
 #include "testutil.h"
+#if defined(PETSC_HAVE_CUDA)
+  #include <petscdevice_cuda.h>
+#endif
 
 static PetscInt nfail = 0, nchecks = 0;
 static char     ctype[64] = MATCSRK, seqtype[64], mpitype[64];
@@ -98,6 +101,28 @@ static PetscErrorCode Expect(PetscBool cond, const char *what)
     nfail++;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %s\n", what));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the bytes the device's default memory pool holds (0 without CUDA): PETSc keeps them for the process, so the set-ups
+   and refreshes of csrkcuda, whose scratch comes from that pool, must leave it as they found it */
+static PetscErrorCode PoolReserved(size_t *r)
+{
+  PetscFunctionBegin;
+  *r = 0;
+#if defined(PETSC_HAVE_CUDA)
+  {
+    int                dev;
+    cudaMemPool_t      pool;
+    unsigned long long v = 0;
+
+    PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+    PetscCallCUDA(cudaGetDevice(&dev));
+    PetscCallCUDA(cudaDeviceGetDefaultMemPool(&pool, dev));
+    PetscCallCUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &v));
+    *r = (size_t)v;
+  }
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -237,6 +262,8 @@ int main(int argc, char **argv)
   PetscInt    rcmwait = 0;
   MatCSRKInfo info, info2;
   Vec         l, r;
+  PetscBool   iscuda;
+  size_t      pool0 = 0, pool1 = 0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(MatCSRKRegister());
@@ -259,6 +286,15 @@ int main(int argc, char **argv)
     goto summary;
   }
   PetscCall(ExpectType(C, seqtype, mpitype, "MatConvert(aij, csrk, MAT_INITIAL_MATRIX) type"));
+  PetscCall(PetscStrcmp(ctype, "csrkcuda", &iscuda));
+  if (iscuda) { /* the pool as the device vectors of the checks leave it, before C's first set-up */
+    PetscCall(MatCreateVecs(C, &r, &l));
+    PetscCall(VecSet(r, 1.0));
+    PetscCall(VecSet(l, 2.0));
+    PetscCall(VecDestroy(&r));
+    PetscCall(VecDestroy(&l));
+    PetscCall(PoolReserved(&pool0));
+  }
   PetscCall(Check(A, C, "MatConvert initial"));
   PetscCall(MatScale(A, 2.0));
   PetscCall(MatConvert(A, ctype, MAT_REUSE_MATRIX, &C));
@@ -316,8 +352,6 @@ int main(int argc, char **argv)
   {
     /* the GPU type bound to the CPU multiplies on the host; unbound again, its device copy takes the values changed
        meanwhile */
-    PetscBool iscuda;
-    PetscCall(PetscStrcmp(ctype, "csrkcuda", &iscuda));
     if (iscuda) {
       MatCSRKInfo i0, i1;
       /* the device copy current before: the same operation runs on it, nothing is uploaded again */
@@ -337,6 +371,9 @@ int main(int argc, char **argv)
       PetscCall(Check(A, C, "MatScale while bound to the CPU"));
       PetscCall(MatBindToCPU(C, PETSC_FALSE));
       PetscCall(Check(A, C, "MatBindToCPU(false) after new values"));
+      PetscCall(PoolReserved(&pool1));
+      PetscCall(Expect((PetscBool)(pool1 <= pool0), "set-ups and refreshes give their scratch back to the device's memory pool"));
+      if (pool1 > pool0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  the pool held %g MiB before C's first set-up, %g MiB after its refreshes\n", pool0 / 1048576.0, pool1 / 1048576.0));
     }
   }
   PetscCall(MatCreateVecs(A, &r, &l));
@@ -487,8 +524,6 @@ int main(int argc, char **argv)
   PetscCall(Check(A, C, "options changed after assembly (k = 3, bandk)"));
   PetscCall(MatCSRKGetInfo(C, &info));
   { /* the GPU type multiplies in the user's ordering (an ordering applies to its host products only) */
-    PetscBool iscuda;
-    PetscCall(PetscStrcmp(ctype, "csrkcuda", &iscuda));
     PetscCall(Expect((PetscBool)(info.k == 3 && (m < 2 || iscuda || info.ordering == MAT_CSRK_ORDERING_BANDK)), "new options in effect"));
   }
 

@@ -1,11 +1,14 @@
-/* The device memory a process maps for one small stream-ordered allocation (cudaMallocAsync from the default pool), against
-   cudaMalloc and a first kernel launch: nvcc -O2 -arch=sm_90 -o mempool docs/experiments/mempool.cu && ./mempool */
+/* The device memory of stream-ordered scratch (cudaMallocAsync from the device's default pool), and what giving it back
+   costs where the pool keeps its memory, as PETSc sets it (release threshold UINT64_MAX):
+     nvcc -O2 -arch=sm_90 -o mempool docs/experiments/mempool.cu && ./mempool */
 #include <cstdio>
+#include <cstdint>
+#include <chrono>
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 __global__ void k(int *p) { if (p) p[0] = 1; }
 static size_t used() { size_t f, t; cudaDeviceSynchronize(); cudaMemGetInfo(&f, &t); return t - f; }
-int main(int argc, char **argv)
+int main()
 {
   cudaFree(0);
   size_t u0 = used();
@@ -23,5 +26,25 @@ int main(int argc, char **argv)
   cudaMallocAsync(&tmp, tb, s); cub::DeviceRadixSort::SortPairs(tmp, tb, kin, kout, vin, vout, n, 0, 64, s); cudaFreeAsync(tmp, s); cudaStreamSynchronize(s);
   size_t u7 = used(); printf("CUB radix sort (temp %zu B): %+ld MiB\n", tb, (long)(u7 - u6) >> 20);
   cudaMemPoolTrimTo(pool, 0); size_t u8 = used(); printf("trim again: %+ld MiB\n", (long)(u8 - u7) >> 20);
+  /* what a set-up or a refresh pays to give its scratch back, under PETSc's threshold */
+  uint64_t thr = UINT64_MAX; cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr); /* as PETSc sets it */
+    for (size_t mb : {32, 128, 540, 2048}) {
+    for (int trim = 0; trim < 2; trim++) {
+      double best = 1e9;
+      for (int r = 0; r < 5; r++) {
+        void *p;
+        auto t0 = std::chrono::steady_clock::now();
+        cudaMallocAsync(&p, mb << 20, s);
+        cudaMemsetAsync(p, 0, 8, s);
+        cudaFreeAsync(p, s);
+        cudaStreamSynchronize(s);
+        if (trim) cudaMemPoolTrimTo(pool, 0);
+        double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (r) best = dt < best ? dt : best;
+      }
+      printf("%5zu MiB scratch, %s: %.3f ms (best of 4 after the first); used now %zu MiB\n", mb, trim ? "trimmed after each" : "kept by the pool  ", best * 1e3, used() >> 20);
+    }
+    cudaMemPoolTrimTo(pool, 0);
+  }
   return 0;
 }

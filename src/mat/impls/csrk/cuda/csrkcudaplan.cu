@@ -330,12 +330,13 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   PetscMemType    mt;
   CSRKDevice     *d;
   cudaStream_t    stream;
-  size_t          bytes = 0;
+  size_t          bytes = 0, mark;
   PetscInt        wait;
   PetscBool       done;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
+  PetscCall(CSRKScratchMark(&mark));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
   PetscCheck(!PetscMemTypeDevice(mt), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Expected the host AIJ arrays");
   PetscCheck(A->rmap->n <= CSRK_IDX_MAX && A->cmap->n <= CSRK_IDX_MAX && ai[A->rmap->n] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSEQCSRKCUDA needs rows, columns and nonzeros of a block within 32-bit indices");
@@ -356,6 +357,7 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
     PetscCall(CSRKReorderBuild(A, d, CSRKRowsVary(d), &done, &bytes, stream));
   } else if (wait > 0) d->rcmwait = wait;
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
+  PetscCall(CSRKScratchGiveBack(mark, stream));
   *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -366,12 +368,13 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
 {
   CSRKDevice  *o = *dev, *d;
   cudaStream_t stream;
-  size_t       bytes;
+  size_t       bytes, mark;
   PetscBool    done, vary;
 
   PetscFunctionBegin;
   PetscCheck(o->rowptr && ((o->colidx && o->val) || o->plan->tocsr), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device copy did not keep its CSR arrays");
   PetscCall(CSRKGetStream(&stream));
+  PetscCall(CSRKScratchMark(&mark));
   if (!o->colidx || !o->val) {
     CSRKCudaFree(o->colidx);
     CSRKCudaFree(o->val);
@@ -393,6 +396,7 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
   PetscCall(CSRKReorderBuild(A, d, vary, &done, &bytes, stream));
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
+  PetscCall(CSRKScratchGiveBack(mark, stream));
   *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -403,10 +407,12 @@ PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
 {
   PetscScalar *v = d->val;
   cudaStream_t stream;
+  size_t       mark;
 
   PetscFunctionBegin;
   if (!d->nnz) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
+  PetscCall(CSRKScratchMark(&mark));
   if (!v) PetscCall(CSRKScratch(&v, d->nnz, stream));
   PetscCall(CSRKUpload(A, d, NULL, NULL, v, stream));
   if (d->plan->refresh) PetscCall((*d->plan->refresh)(d, v, stream));
@@ -415,6 +421,7 @@ PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
     PetscCallCUDA(cudaGetLastError());
   }
   if (v != d->val) CSRKScratchFree(v, stream);
+  PetscCall(CSRKScratchGiveBack(mark, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -429,12 +436,13 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   CSRKDevice     *t;
   CSRKRowStats    rs;
   cudaStream_t    stream;
-  size_t          bytes = 0;
+  size_t          bytes = 0, mark;
   int             bits  = 1;
 
   PetscFunctionBegin;
   if (d->t) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
+  PetscCall(CSRKScratchMark(&mark));
   PetscCall(PetscNew(&t));
   t->m   = d->n;
   t->n   = d->m;
@@ -484,6 +492,7 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   t->ymap = d->perm; /* S^T's rows are S's columns, in the same order */
   t->bytes = bytes;
   d->t     = t;
+  PetscCall(CSRKScratchGiveBack(mark, stream));
   {
     char what[256];
     MatCSRKCUDADeviceView(t, what, sizeof(what));

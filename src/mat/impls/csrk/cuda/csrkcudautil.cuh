@@ -33,6 +33,45 @@ static PetscErrorCode CSRKScratch(T **p, PetscInt64 n, cudaStream_t stream)
     (p) = NULL; \
   } while (0)
 
+/* The scratch comes from the device's default memory pool, which PETSc keeps whole for the process (release threshold
+   UINT64_MAX) and which maps 32 MiB at a time: a set-up or a refresh marks what the pool held before it and gives back
+   what its scratch added, so that the device copy holds no more memory than its layout */
+static inline PetscErrorCode CSRKScratchPool(cudaMemPool_t *pool, size_t *reserved)
+{
+  int           dev;
+  CSRKULL       r = 0;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCallCUDA(cudaDeviceGetDefaultMemPool(pool, dev));
+  PetscCallCUDA(cudaMemPoolGetAttribute(*pool, cudaMemPoolAttrReservedMemCurrent, &r));
+  *reserved = (size_t)r;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static inline PetscErrorCode CSRKScratchMark(size_t *mark)
+{
+  cudaMemPool_t pool;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScratchPool(&pool, mark));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the pool back to its mark: the stream's frees done, then what no allocation holds released */
+static inline PetscErrorCode CSRKScratchGiveBack(size_t mark, cudaStream_t stream)
+{
+  cudaMemPool_t pool;
+  size_t        reserved;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScratchPool(&pool, &reserved));
+  if (reserved <= mark) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallCUDA(cudaStreamSynchronize(stream));
+  PetscCallCUDA(cudaMemPoolTrimTo(pool, mark));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* multiprocessors of the current device, and whether m rows fill it (CSRK_GPU_MIN_ROWS_PER_SM a multiprocessor) */
 static inline PetscErrorCode CSRKDeviceSMs(int *sms)
 {
