@@ -105,7 +105,7 @@ static PetscErrorCode Expect(PetscBool cond, const char *what)
 }
 
 /* the bytes the device's default memory pool holds (0 without CUDA): PETSc keeps them for the process, so the set-ups
-   and refreshes of csrkcuda, whose scratch comes from that pool, must leave it as they found it */
+   and refreshes of csrkcuda must leave it as they found it (their scratch has a pool of its own) */
 static PetscErrorCode PoolReserved(size_t *r)
 {
   PetscFunctionBegin;
@@ -372,7 +372,7 @@ int main(int argc, char **argv)
       PetscCall(MatBindToCPU(C, PETSC_FALSE));
       PetscCall(Check(A, C, "MatBindToCPU(false) after new values"));
       PetscCall(PoolReserved(&pool1));
-      PetscCall(Expect((PetscBool)(pool1 <= pool0), "set-ups and refreshes give their scratch back to the device's memory pool"));
+      PetscCall(Expect((PetscBool)(pool1 <= pool0), "set-ups and refreshes leave the device's default memory pool as they found it"));
       if (pool1 > pool0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  the pool held %g MiB before C's first set-up, %g MiB after its refreshes\n", pool0 / 1048576.0, pool1 / 1048576.0));
     }
   }

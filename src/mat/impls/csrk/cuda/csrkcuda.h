@@ -104,6 +104,7 @@ PETSC_INTERN PetscErrorCode MatCSRKCUDAHaloDestroy(CSRKHalo *);
   #define CSRK_STREAM_SMEM_MAX (160 * 1024)
   #define CSRK_LONG_CHUNK      4096
 PETSC_INTERN PetscErrorCode CSRKGetStream(cudaStream_t *);
+PETSC_INTERN PetscErrorCode CSRKScratchPool(cudaMemPool_t *); /* the pool of the set-up's scratch (csrkcudaplan.cu) */
 PETSC_INTERN PetscErrorCode MatCSRKCUDAUploadHost(void *, const void *, size_t, cudaStream_t); /* csrkcudastage.cu */
 PETSC_INTERN PetscErrorCode MatCSRKCUDAGather(PetscInt, const CSRKIdx *, const PetscScalar *, PetscScalar *, cudaStream_t);
 

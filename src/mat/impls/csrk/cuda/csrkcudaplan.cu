@@ -123,6 +123,47 @@ PetscErrorCode CSRKGetStream(cudaStream_t *s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The set-up's scratch comes from a pool of its own that gives its memory back at each synchronisation (release
+   threshold 0): PETSc keeps the device's default pool whole for the process (release threshold
+   UINT64_MAX), where the scratch of a set-up or a refresh would stay mapped beside the layout */
+#define CSRK_MAX_DEVICES 64
+static cudaMemPool_t CSRKScratchPools[CSRK_MAX_DEVICES];
+
+static PetscErrorCode CSRKScratchPoolsDestroy(void)
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < CSRK_MAX_DEVICES; i++) {
+    if (!CSRKScratchPools[i]) continue;
+    PetscCallCUDA(cudaMemPoolDestroy(CSRKScratchPools[i]));
+    CSRKScratchPools[i] = NULL;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CSRKScratchPool(cudaMemPool_t *pool)
+{
+  static PetscBool registered = PETSC_FALSE;
+  int              dev;
+
+  PetscFunctionBegin;
+  PetscCallCUDA(cudaGetDevice(&dev));
+  PetscCheck(dev < CSRK_MAX_DEVICES, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSEQCSRKCUDA supports devices 0 to %d", CSRK_MAX_DEVICES - 1);
+  if (!CSRKScratchPools[dev]) {
+    cudaMemPoolProps   props     = {};
+    unsigned long long threshold = 0;
+
+    props.allocType     = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id   = dev;
+    PetscCallCUDA(cudaMemPoolCreate(&CSRKScratchPools[dev], &props));
+    PetscCallCUDA(cudaMemPoolSetAttribute(CSRKScratchPools[dev], cudaMemPoolAttrReleaseThreshold, &threshold));
+    if (!registered) PetscCall(PetscRegisterFinalize(CSRKScratchPoolsDestroy));
+    registered = PETSC_TRUE;
+  }
+  *pool = CSRKScratchPools[dev];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* dst (device, n entries) from host indices of PetscInt */
 static PetscErrorCode CSRKUploadIdx(CSRKIdx *dst, const PetscInt *src, PetscInt64 n, cudaStream_t stream)
 {
@@ -330,13 +371,12 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
   PetscMemType    mt;
   CSRKDevice     *d;
   cudaStream_t    stream;
-  size_t          bytes = 0, mark;
+  size_t          bytes = 0;
   PetscInt        wait;
   PetscBool       done;
 
   PetscFunctionBegin;
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
-  PetscCall(CSRKScratchMark(&mark));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
   PetscCheck(!PetscMemTypeDevice(mt), PETSC_COMM_SELF, PETSC_ERR_PLIB, "Expected the host AIJ arrays");
   PetscCheck(A->rmap->n <= CSRK_IDX_MAX && A->cmap->n <= CSRK_IDX_MAX && ai[A->rmap->n] <= CSRK_IDX_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "MATSEQCSRKCUDA needs rows, columns and nonzeros of a block within 32-bit indices");
@@ -357,7 +397,6 @@ PetscErrorCode MatCSRKCUDADeviceSetUp(Mat A, const MatCSRKOptions *opt, CSRKDevi
     PetscCall(CSRKReorderBuild(A, d, CSRKRowsVary(d), &done, &bytes, stream));
   } else if (wait > 0) d->rcmwait = wait;
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
-  PetscCall(CSRKScratchGiveBack(mark, stream));
   *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -368,13 +407,12 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
 {
   CSRKDevice  *o = *dev, *d;
   cudaStream_t stream;
-  size_t       bytes, mark;
+  size_t       bytes;
   PetscBool    done, vary;
 
   PetscFunctionBegin;
   PetscCheck(o->rowptr && ((o->colidx && o->val) || o->plan->tocsr), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The device copy did not keep its CSR arrays");
   PetscCall(CSRKGetStream(&stream));
-  PetscCall(CSRKScratchMark(&mark));
   if (!o->colidx || !o->val) {
     CSRKCudaFree(o->colidx);
     CSRKCudaFree(o->val);
@@ -396,7 +434,6 @@ PetscErrorCode MatCSRKCUDADeviceReorder(Mat A, const MatCSRKOptions *opt, CSRKDe
   PetscCall(MatCSRKCUDADeviceDestroy(dev));
   PetscCall(CSRKReorderBuild(A, d, vary, &done, &bytes, stream));
   PetscCall(CSRKDeviceFinish(A, d, opt, bytes, stream));
-  PetscCall(CSRKScratchGiveBack(mark, stream));
   *dev = d;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -407,12 +444,10 @@ PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
 {
   PetscScalar *v = d->val;
   cudaStream_t stream;
-  size_t       mark;
 
   PetscFunctionBegin;
   if (!d->nnz) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  PetscCall(CSRKScratchMark(&mark));
   if (!v) PetscCall(CSRKScratch(&v, d->nnz, stream));
   PetscCall(CSRKUpload(A, d, NULL, NULL, v, stream));
   if (d->plan->refresh) PetscCall((*d->plan->refresh)(d, v, stream));
@@ -421,7 +456,6 @@ PetscErrorCode MatCSRKCUDADeviceRefresh(Mat A, CSRKDevice *d)
     PetscCallCUDA(cudaGetLastError());
   }
   if (v != d->val) CSRKScratchFree(v, stream);
-  PetscCall(CSRKScratchGiveBack(mark, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -436,13 +470,12 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   CSRKDevice     *t;
   CSRKRowStats    rs;
   cudaStream_t    stream;
-  size_t          bytes = 0, mark;
+  size_t          bytes = 0;
   int             bits  = 1;
 
   PetscFunctionBegin;
   if (d->t) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(CSRKGetStream(&stream));
-  PetscCall(CSRKScratchMark(&mark));
   PetscCall(PetscNew(&t));
   t->m   = d->n;
   t->n   = d->m;
@@ -492,7 +525,6 @@ PetscErrorCode MatCSRKCUDADeviceBuildTranspose(Mat A, CSRKDevice *d)
   t->ymap = d->perm; /* S^T's rows are S's columns, in the same order */
   t->bytes = bytes;
   d->t     = t;
-  PetscCall(CSRKScratchGiveBack(mark, stream));
   {
     char what[256];
     MatCSRKCUDADeviceView(t, what, sizeof(what));

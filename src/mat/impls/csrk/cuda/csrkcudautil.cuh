@@ -18,12 +18,22 @@ static PetscErrorCode CSRKMalloc(T **p, PetscInt64 n, size_t *bytes)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* set-up scratch, stream-ordered */
+/* set-up scratch, stream-ordered, from the set-up's own pool (CSRKScratchPool) */
+static inline PetscErrorCode CSRKScratchBytes(void **p, size_t bytes, cudaStream_t stream)
+{
+  cudaMemPool_t pool;
+
+  PetscFunctionBegin;
+  PetscCall(CSRKScratchPool(&pool));
+  PetscCallCUDA(cudaMallocFromPoolAsync(p, PetscMax(bytes, 1), pool, stream));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 template <typename T>
 static PetscErrorCode CSRKScratch(T **p, PetscInt64 n, cudaStream_t stream)
 {
   PetscFunctionBegin;
-  PetscCallCUDA(cudaMallocAsync((void **)p, sizeof(T) * (size_t)PetscMax(n, 1), stream));
+  PetscCall(CSRKScratchBytes((void **)p, sizeof(T) * (size_t)PetscMax(n, 1), stream));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -32,45 +42,6 @@ static PetscErrorCode CSRKScratch(T **p, PetscInt64 n, cudaStream_t stream)
     if (p) PetscCallCUDA(cudaFreeAsync((p), (stream))); \
     (p) = NULL; \
   } while (0)
-
-/* The scratch comes from the device's default memory pool, which PETSc keeps whole for the process (release threshold
-   UINT64_MAX) and which maps 32 MiB at a time: a set-up or a refresh marks what the pool held before it and gives back
-   what its scratch added, so that the device copy holds no more memory than its layout */
-static inline PetscErrorCode CSRKScratchPool(cudaMemPool_t *pool, size_t *reserved)
-{
-  int           dev;
-  CSRKULL       r = 0;
-
-  PetscFunctionBegin;
-  PetscCallCUDA(cudaGetDevice(&dev));
-  PetscCallCUDA(cudaDeviceGetDefaultMemPool(pool, dev));
-  PetscCallCUDA(cudaMemPoolGetAttribute(*pool, cudaMemPoolAttrReservedMemCurrent, &r));
-  *reserved = (size_t)r;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static inline PetscErrorCode CSRKScratchMark(size_t *mark)
-{
-  cudaMemPool_t pool;
-
-  PetscFunctionBegin;
-  PetscCall(CSRKScratchPool(&pool, mark));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the pool back to its mark: the stream's frees done, then what no allocation holds released */
-static inline PetscErrorCode CSRKScratchGiveBack(size_t mark, cudaStream_t stream)
-{
-  cudaMemPool_t pool;
-  size_t        reserved;
-
-  PetscFunctionBegin;
-  PetscCall(CSRKScratchPool(&pool, &reserved));
-  if (reserved <= mark) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCallCUDA(cudaStreamSynchronize(stream));
-  PetscCallCUDA(cudaMemPoolTrimTo(pool, mark));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* multiprocessors of the current device, and whether m rows fill it (CSRK_GPU_MIN_ROWS_PER_SM a multiprocessor) */
 static inline PetscErrorCode CSRKDeviceSMs(int *sms)
@@ -107,7 +78,7 @@ static PetscErrorCode CSRKExclusiveSum(const T *in, T *out, PetscInt n, cudaStre
 
   PetscFunctionBegin;
   PetscCallCUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, in, out, (int)n, stream));
-  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
+  PetscCall(CSRKScratchBytes(&tmp, tb, stream));
   PetscCallCUDA(cub::DeviceScan::ExclusiveSum(tmp, tb, in, out, (int)n, stream));
   PetscCallCUDA(cudaFreeAsync(tmp, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -123,7 +94,7 @@ static PetscErrorCode CSRKSortPairs(const K *key, K *skey, const V *val, V *sval
   PetscFunctionBegin;
   if (!n) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, val, sval, (int)n, 0, bits, stream));
-  PetscCallCUDA(cudaMallocAsync(&tmp, PetscMax(tb, 1), stream));
+  PetscCall(CSRKScratchBytes(&tmp, tb, stream));
   PetscCallCUDA(cub::DeviceRadixSort::SortPairs(tmp, tb, key, skey, val, sval, (int)n, 0, bits, stream));
   PetscCallCUDA(cudaFreeAsync(tmp, stream));
   PetscFunctionReturn(PETSC_SUCCESS);
