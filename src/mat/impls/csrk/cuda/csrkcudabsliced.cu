@@ -35,7 +35,7 @@ typedef struct {
    takes the auto rule's kernel: an MPI matrix's off-diagonal block seldom is in blocks) */
 static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions *opt, CSRKPlanStats *st, size_t *bytes, cudaStream_t stream)
 {
-  const PetscInt  bs = A->rmap->bs, nn = d->m / bs, nsl = (nn + CSRK_BSLICED_SR - 1) / CSRK_BSLICED_SR;
+  const PetscInt  bs = A->rmap->bs, nn = d->m / bs, nsl = (nn + CSRK_SLICE_ROWS - 1) / CSRK_SLICE_ROWS;
   const PetscBool sizes = (PetscBool)(bs >= 2 && bs <= 6 && d->m % bs == 0 && d->n % bs == 0);
   CSRKBSliced    *b;
   CSRKIdx         pb = 0;
@@ -83,11 +83,11 @@ static PetscErrorCode CSRKBSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOption
   d->width  = 1;
   d->bx     = CSRK_BSLICED_THREADS;
   d->by = d->bz = 1;
-  d->sr         = CSRK_BSLICED_SR * bs;
-  d->ssr        = CSRK_BSLICED_THREADS / CSRK_BSLICED_SR;
+  d->sr         = CSRK_SLICE_ROWS * bs;
+  d->ssr        = CSRK_BSLICED_THREADS / CSRK_SLICE_ROWS;
   d->nsr        = nsl;
   d->nunits     = (nn + CSRK_BSLICED_THREADS - 1) / CSRK_BSLICED_THREADS;
-  PetscCall(PetscInfo(A, "Block-sliced kernel: %" PetscInt_FMT " block rows of %" PetscInt_FMT " in slices of %d, %" PetscInt64_FMT " dense blocks with padding (%g of the nonzeros), one 32-bit column a block\n", nn, bs, CSRK_BSLICED_SR, (PetscInt64)pb, (double)pad));
+  PetscCall(PetscInfo(A, "Block-sliced kernel: %" PetscInt_FMT " block rows of %" PetscInt_FMT " in slices of %d, %" PetscInt64_FMT " dense blocks with padding (%g of the nonzeros), one 32-bit column a block\n", nn, bs, CSRK_SLICE_ROWS, (PetscInt64)pb, (double)pad));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -169,7 +169,7 @@ static void CSRKBSlicedView(const CSRKDevice *d, char *buf, size_t len)
 {
   const CSRKBSliced *b = (const CSRKBSliced *)d->data;
 
-  snprintf(buf, len, "slices of %d block rows of %" PetscInt_FMT " block column by block column, a 32-bit column a dense %" PetscInt_FMT " x %" PetscInt_FMT " block, %" PetscInt64_FMT " blocks with padding", CSRK_BSLICED_SR, b->bs, b->bs, b->bs, b->pblocks);
+  snprintf(buf, len, "slices of %d block rows of %" PetscInt_FMT " block column by block column, a 32-bit column a dense %" PetscInt_FMT " x %" PetscInt_FMT " block, %" PetscInt64_FMT " blocks with padding", CSRK_SLICE_ROWS, b->bs, b->bs, b->bs, b->pblocks);
 }
 
 const CSRKVariant CSRKVariantBSliced = {MAT_CSRK_CUDA_KERNEL_BSLICED, CSRK_CSR_ROWPTR, CSRKBSlicedSetUp, CSRKBSlicedRefresh, CSRKBSlicedMult, CSRKBSlicedDiagonal, CSRKBSlicedScale, CSRKBSlicedView, {offsetof(CSRKBSliced, sliceptr), offsetof(CSRKBSliced, blen), offsetof(CSRKBSliced, bcol), offsetof(CSRKBSliced, bval)}, CSRKBSlicedToCSR};

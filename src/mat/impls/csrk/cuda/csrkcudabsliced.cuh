@@ -9,8 +9,7 @@
 
 #include "csrkcudaslices.cuh"
 
-/* block rows a slice (a warp, a thread a block row) and threads a block of the product */
-#define CSRK_BSLICED_SR      CSRK_SLICE_ROWS
+/* threads a block of the product (a slice of CSRK_SLICE_ROWS block rows a warp, a thread a block row) */
 #define CSRK_BSLICED_THREADS 128
 
 /* Whether the bs rows of each block row share one column list made of whole aligned blocks (columns c, c + 1, ..,
@@ -44,7 +43,7 @@ __global__ void __launch_bounds__(CSRK_BSLICED_THREADS) CSRKBSlicedKernel(CSRKId
 {
   const CSRKIdx n = (CSRKIdx)(blockIdx.x * blockDim.x + threadIdx.x);
   if (n >= nn) return;
-  const CSRKIdx      s = n / CSRK_BSLICED_SR, t = n % CSRK_BSLICED_SR, h = min((CSRKIdx)CSRK_BSLICED_SR, nn - s * CSRK_BSLICED_SR), len = blen[n], p0 = sliceptr[s];
+  const CSRKIdx      s = n / CSRK_SLICE_ROWS, t = n % CSRK_SLICE_ROWS, h = min((CSRKIdx)CSRK_SLICE_ROWS, nn - s * CSRK_SLICE_ROWS), len = blen[n], p0 = sliceptr[s];
   const PetscScalar *v   = bval + (BS * BS * p0 + t);
   CSRKIdx            q   = p0 + t;
   PetscScalar        sum[BS];
@@ -75,7 +74,7 @@ __global__ void CSRKBSlicedDiagonalKernel(PetscInt64 m, int bs, const CSRKIdx *_
   const PetscInt64 nn = m / bs;
   CSRK_GRIDSTRIDE(r, m)
   {
-    const PetscInt64 n = r / bs, s = n / CSRK_BSLICED_SR, t = n % CSRK_BSLICED_SR, h = min((PetscInt64)CSRK_BSLICED_SR, nn - s * CSRK_BSLICED_SR);
+    const PetscInt64 n = r / bs, s = n / CSRK_SLICE_ROWS, t = n % CSRK_SLICE_ROWS, h = min((PetscInt64)CSRK_SLICE_ROWS, nn - s * CSRK_SLICE_ROWS);
     const PetscInt64 i = r % bs;
     PetscInt64       v = -1;
     for (CSRKIdx j = 0; j < blen[n]; j++)

@@ -10,9 +10,8 @@
 #include "csrkcudautil.cuh"
 #include "csrkcudaslices.cuh"
 
-/* sliced kernels: super-rows of a warp's 32 rows (the slices of the moves the block-sliced layout shares); auto takes
-   them only where the padding stays within 25 % */
-#define CSRK_SLICED_SR          CSRK_SLICE_ROWS
+/* sliced kernels: super-rows of a warp's CSRK_SLICE_ROWS rows (csrkcudaslices.cuh); auto takes them only where the
+   padding stays within 25 % */
 #define CSRK_SLICED_MAX_PADDING 1.25
 /* the longest row under auto: at most the block's nonzeros over this many a multiprocessor. A thread walks its row
    alone, a gather of x after each column load, so a row much longer than the others ends long after the rest of the
@@ -39,12 +38,12 @@ typedef struct {
    first row's over bs (bs 1: the sliced storage; 2-6: the block-sliced one, csrkcudabsliced.cu) */
 __global__ void CSRKSliceSizeKernel(PetscInt64 n, int bs, const CSRKIdx *__restrict__ rowptr, CSRKIdx *__restrict__ size)
 {
-  const PetscInt64 nsr = (n + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+  const PetscInt64 nsr = (n + CSRK_SLICE_ROWS - 1) / CSRK_SLICE_ROWS;
   CSRK_GRIDSTRIDE(s, nsr + 1)
   {
     if (s == nsr) size[s] = 0;
     else {
-      const PetscInt64 r0 = s * CSRK_SLICED_SR, h = min((PetscInt64)CSRK_SLICED_SR, n - r0);
+      const PetscInt64 r0 = s * CSRK_SLICE_ROWS, h = min((PetscInt64)CSRK_SLICE_ROWS, n - r0);
       CSRKIdx          w  = 0;
       for (PetscInt64 r = r0; r < r0 + h; r++) w = max(w, (rowptr[bs * r + 1] - rowptr[bs * r]) / bs);
       size[s] = (CSRKIdx)(((PetscInt64)w * h + 31) / 32 * 32);
@@ -56,7 +55,7 @@ __global__ void CSRKSliceSizeKernel(PetscInt64 n, int bs, const CSRKIdx *__restr
    (block) row, in entries (blocks), from the row pointers of the n bs rows; total: the padded entries */
 PetscErrorCode CSRKSlicePointers(PetscInt n, PetscInt bs, const CSRKIdx *rowptr, CSRKIdx *sliceptr, CSRKIdx *total, cudaStream_t stream)
 {
-  const PetscInt nsr = (n + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+  const PetscInt nsr = (n + CSRK_SLICE_ROWS - 1) / CSRK_SLICE_ROWS;
 
   PetscFunctionBegin;
   CSRKSliceSizeKernel<<<CSRKGrid(nsr + 1), 256, 0, stream>>>(n, (int)bs, rowptr, sliceptr);
@@ -321,7 +320,7 @@ static PetscErrorCode CSRKFindPatterns(Mat A, CSRKDevice *d, size_t *bytes, cuda
    columns (the kernels and the refresh need only the CSR row pointers: the plan frees the columns and values) */
 static PetscErrorCode CSRKBuildSliced(CSRKDevice *d, size_t *bytes, cudaStream_t stream)
 {
-  const PetscInt nsr = (d->m + CSRK_SLICED_SR - 1) / CSRK_SLICED_SR;
+  const PetscInt nsr = (d->m + CSRK_SLICE_ROWS - 1) / CSRK_SLICE_ROWS;
   CSRKSliced    *sl  = (CSRKSliced *)d->data;
   CSRKIdx        total;
 
@@ -392,13 +391,13 @@ static PetscErrorCode CSRKSlicedSetUp(Mat A, CSRKDevice *d, const MatCSRKOptions
   d->ymap   = d->perm;
   sl->pnnz  = (PetscInt)st->pnnz;
   d->width  = 1;
-  d->sr     = CSRK_SLICED_SR;
+  d->sr     = CSRK_SLICE_ROWS;
   MatCSRKGPUSizes(opt->cuda_kernel, PETSC_TRUE, d->mean, &sr, &d->ssr);
   if (d->m < (PetscInt64)CSRK_SLICED_LONG_ROWS_PER_SM * st->sms) d->ssr = 4;
   if (opt->ssr_size > 0) d->ssr = opt->ssr_size;
   if (opt->k < 3) d->ssr = 1;
   d->bx = 32;
-  while (d->bx > 1 && (PetscInt)d->bx / 2 >= PetscMin(d->m, CSRK_SLICED_SR)) d->bx /= 2;
+  while (d->bx > 1 && (PetscInt)d->bx / 2 >= PetscMin(d->m, CSRK_SLICE_ROWS)) d->bx /= 2;
   d->by = opt->k == 3 ? PetscMax(1, 128 / d->bx) : 1;
   d->bz = 1;
   CSRKGroupCounts(d);
